@@ -1,0 +1,58 @@
+// Lint rules: type-aware checks everywhere, and an import fence around code that runs in the
+// Temporal workflow sandbox (src/core, src/shared, src/workflows), which must stay deterministic.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const SANDBOX_FORBIDDEN = [
+  {
+    group: ['node:*', 'fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'http', 'https', 'net', 'url', 'util', 'events', 'stream', 'worker_threads', 'timers'],
+    message: 'Workflow-side code must not use Node built-ins (not deterministic, not in the sandbox).',
+  },
+  { group: ['openai', 'openai/*'], message: 'Provider SDKs run in activities only.' },
+  { group: ['better-sqlite3', 'pg', 'pg-*'], message: 'Database drivers run in activities only.' },
+  { group: ['@temporalio/worker', '@temporalio/client', '@temporalio/activity'], message: 'Not available in the workflow sandbox.' },
+  {
+    group: ['**/activities/*', '**/providers/*', '**/stores/*', '**/plugins/*', '**/cli/*', '**/scripted-provider/*'],
+    allowTypeImports: true,
+    message: 'Workflow-side code may only import types from Node-side folders.',
+  },
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bin/**', 'eslint.config.js', '.tmp/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['src/core/**/*.ts', 'src/shared/**/*.ts', 'src/workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': ['error', { patterns: SANDBOX_FORBIDDEN }],
+      'no-restricted-globals': [
+        'error',
+        { name: 'process', message: 'No process access in workflow-side code.' },
+        { name: 'setTimeout', message: 'Use workflow sleep(); core code takes time as an argument.' },
+      ],
+    },
+  },
+  {
+    // The pure core takes time and ids as arguments: no clock, no randomness.
+    files: ['src/core/**/*.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'The core takes time as an argument.' },
+        { object: 'Math', property: 'random', message: 'The core takes ids as arguments.' },
+      ],
+    },
+  },
+);

@@ -1,0 +1,313 @@
+// The session log's event vocabulary: zod schemas, the idempotency key of each event's logical slot,
+// and the one parser used on append and on load.
+import { z } from 'zod';
+import { AssistantMessage, Message, ToolCall, UserContent } from './messages.js';
+import { HeaderReason, RequestHeader } from './request-header.js';
+import { SESSION_FORMAT_VERSION } from './version.js';
+import { findNonLosslessJson } from './json.js';
+import { InvalidEventError } from './errors.js';
+
+const Seq = z.number().int().nonnegative();
+const Turn = z.number().int().positive();
+const Step = z.number().int().positive();
+const Id = z.string().min(1).max(200);
+
+/** Fields every event carries. `at` is epoch milliseconds, supplied by the caller (the core has no clock). */
+const envelope = {
+  seq: Seq,
+  at: z.number().int().nonnegative(),
+  /** The event's logical slot (see `eventKey`); a retried append of the same slot is idempotent. */
+  key: z.string().min(1),
+};
+
+export const TurnEndReason = z.enum(['completed', 'blocked', 'aborted', 'max-steps', 'budget', 'error', 'interrupted']);
+export type TurnEndReason = z.infer<typeof TurnEndReason>;
+
+export const InboxTarget = z.enum(['next-turn', 'next-step']);
+export type InboxTarget = z.infer<typeof InboxTarget>;
+
+/** How a message entered the inbox: one of the three presets or a raw send. */
+export const MessageOrigin = z.enum(['followup', 'steer', 'inject', 'send']);
+export type MessageOrigin = z.infer<typeof MessageOrigin>;
+
+export const ToolResultStatus = z.enum(['ok', 'error', 'interrupted', 'skipped']);
+export type ToolResultStatus = z.infer<typeof ToolResultStatus>;
+
+export const Usage = z.strictObject({
+  /** Input tokens that were not served from the provider's cache. */
+  inputUncached: z.number().int().nonnegative(),
+  cacheRead: z.number().int().nonnegative(),
+  output: z.number().int().nonnegative(),
+  reasoning: z.number().int().nonnegative(),
+});
+export type Usage = z.infer<typeof Usage>;
+
+const ErrorInfo = z.strictObject({ code: z.string().min(1), message: z.string() });
+
+const SurfaceRange = z
+  .strictObject({ start: z.number().int().nonnegative(), end: z.number().int().nonnegative() })
+  .refine((r) => r.start <= r.end, 'range start must not exceed end');
+
+export const SessionStart = z.strictObject({
+  ...envelope,
+  type: z.literal('session/start'),
+  sessionId: Id,
+  formatVersion: z.literal(SESSION_FORMAT_VERSION),
+  parent: z.strictObject({ sessionId: Id, seedLength: z.number().int().positive() }).optional(),
+});
+export const SessionSeedEnd = z.strictObject({ ...envelope, type: z.literal('session/seed-end') });
+export const RequestHeaderEvent = z.strictObject({
+  ...envelope,
+  type: z.literal('request/header'),
+  reason: HeaderReason,
+  /** The step whose request first uses this header. */
+  turn: Turn,
+  step: Step,
+  header: RequestHeader,
+});
+export const InboxEnqueue = z.strictObject({
+  ...envelope,
+  type: z.literal('inbox/enqueue'),
+  messageId: Id,
+  target: InboxTarget,
+  wakeup: z.boolean(),
+  origin: MessageOrigin,
+  /** Who sent it (a service name, `cli`, a plugin name); marks injected context in the request. */
+  source: z.string().max(200).optional(),
+  content: UserContent,
+});
+export const InboxClaim = z.strictObject({
+  ...envelope,
+  type: z.literal('inbox/claim'),
+  turn: Turn,
+  step: Step,
+  /** In claim order: the next-turn message first (at a turn boundary), then next-step in arrival order. */
+  messageIds: z.array(Id).min(1),
+});
+export const InboxDiscard = z.strictObject({
+  ...envelope,
+  type: z.literal('inbox/discard'),
+  messageIds: z.array(Id).min(1),
+  reason: z.string().min(1),
+});
+export const InboxDowngrade = z.strictObject({
+  ...envelope,
+  type: z.literal('inbox/downgrade'),
+  messageId: Id,
+  /** The target the sender asked for; the message was queued as next-turn with its wake latched. */
+  requested: z.literal('next-step'),
+});
+export const TurnStart = z.strictObject({ ...envelope, type: z.literal('turn/start'), turn: Turn });
+export const TurnEnd = z.strictObject({
+  ...envelope,
+  type: z.literal('turn/end'),
+  turn: Turn,
+  reason: TurnEndReason,
+  error: ErrorInfo.optional(),
+});
+export const StepStart = z.strictObject({ ...envelope, type: z.literal('step/start'), turn: Turn, step: Step });
+export const StepEnd = z.strictObject({
+  ...envelope,
+  type: z.literal('step/end'),
+  turn: Turn,
+  step: Step,
+  error: ErrorInfo.optional(),
+});
+export const UserMessageEvent = z.strictObject({
+  ...envelope,
+  type: z.literal('user/message'),
+  turn: Turn,
+  step: Step,
+  messageId: Id,
+  origin: MessageOrigin,
+  source: z.string().max(200).optional(),
+  content: UserContent,
+});
+export const AssistantMessageEvent = z.strictObject({
+  ...envelope,
+  type: z.literal('assistant/message'),
+  turn: Turn,
+  step: Step,
+  content: z.string().nullable(),
+  reasoning: z.string().optional(),
+  toolCalls: z.array(ToolCall),
+  finishReason: z.string().nullable(),
+  usage: Usage.optional(),
+  /** The stream was cut by an interrupt: content is partial and half-streamed tool calls were dropped. */
+  interrupted: z.literal(true).optional(),
+});
+export const ToolStart = z.strictObject({
+  ...envelope,
+  type: z.literal('tool/start'),
+  turn: Turn,
+  step: Step,
+  callId: Id,
+  name: z.string().min(1),
+});
+export const ToolResult = z.strictObject({
+  ...envelope,
+  type: z.literal('tool/result'),
+  turn: Turn,
+  step: Step,
+  callId: Id,
+  name: z.string().min(1),
+  output: z.string(),
+  status: ToolResultStatus,
+});
+export const RequestSent = z.strictObject({
+  ...envelope,
+  type: z.literal('request/sent'),
+  turn: Turn,
+  step: Step,
+  /** sha256 of the exact wire body. */
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  bytes: z.number().int().nonnegative(),
+});
+export const CompactStart = z.strictObject({
+  ...envelope,
+  type: z.literal('compact/start'),
+  compactionId: Id,
+  trigger: z.enum(['pressure', 'manual', 'overflow', 'prune']),
+});
+export const CompactSummary = z.strictObject({
+  ...envelope,
+  type: z.literal('compact/summary'),
+  compactionId: Id,
+  provider: z.string().min(1),
+  model: z.string().min(1),
+  maxTokens: z.number().int().positive().optional(),
+  range: SurfaceRange,
+  tokensBefore: z.number().int().nonnegative(),
+  tokensAfter: z.number().int().nonnegative(),
+  usage: Usage.optional(),
+});
+export const SurfaceReplace = z.strictObject({
+  ...envelope,
+  type: z.literal('surface/replace'),
+  replaceId: Id,
+  /** Inclusive range of positions in the surface as it stood before this event. */
+  range: SurfaceRange,
+  messages: z.array(Message),
+});
+export const CompactEnd = z.strictObject({
+  ...envelope,
+  type: z.literal('compact/end'),
+  compactionId: Id,
+  outcome: z.enum(['applied', 'abandoned']),
+});
+
+export const SessionEvent = z.discriminatedUnion('type', [
+  SessionStart,
+  SessionSeedEnd,
+  RequestHeaderEvent,
+  InboxEnqueue,
+  InboxClaim,
+  InboxDiscard,
+  InboxDowngrade,
+  TurnStart,
+  TurnEnd,
+  StepStart,
+  StepEnd,
+  UserMessageEvent,
+  AssistantMessageEvent,
+  ToolStart,
+  ToolResult,
+  RequestSent,
+  CompactStart,
+  CompactSummary,
+  SurfaceReplace,
+  CompactEnd,
+]);
+export type SessionEvent = z.infer<typeof SessionEvent>;
+export type EventType = SessionEvent['type'];
+export type EventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;
+
+/** An event before the log assigns its seq and key. */
+export type EventDraft = SessionEvent extends infer E ? (E extends SessionEvent ? Omit<E, 'seq' | 'key'> : never) : never;
+
+export const EVENT_TYPES: readonly EventType[] = SessionEvent.options.map((o) => o.shape.type.value);
+
+/** Events that produce model-visible messages. */
+export const SURFACE_EVENT_TYPES = new Set<EventType>(['user/message', 'assistant/message', 'tool/result', 'surface/replace']);
+
+/**
+ * The idempotency key of an event: the logical slot it fills. A retried append of the same slot
+ * returns the stored event; two different events can never share a slot.
+ */
+export function eventKey(draft: EventDraft): string {
+  switch (draft.type) {
+    case 'session/start':
+    case 'session/seed-end':
+      return draft.type;
+    case 'request/header':
+      return `request/header/${draft.turn}.${draft.step}`;
+    case 'inbox/enqueue':
+      return `inbox/enqueue/${draft.messageId}`;
+    case 'inbox/claim':
+      return `inbox/claim/${draft.turn}.${draft.step}`;
+    case 'inbox/discard':
+      return `inbox/discard/${draft.messageIds.join(',')}`;
+    case 'inbox/downgrade':
+      return `inbox/downgrade/${draft.messageId}`;
+    case 'turn/start':
+    case 'turn/end':
+      return `${draft.type}/${draft.turn}`;
+    case 'step/start':
+    case 'step/end':
+    case 'assistant/message':
+    case 'request/sent':
+      return `${draft.type}/${draft.turn}.${draft.step}`;
+    case 'user/message':
+      return `user/message/${draft.messageId}`;
+    case 'tool/start':
+    case 'tool/result':
+      return `${draft.type}/${draft.turn}.${draft.step}/${draft.callId}`;
+    case 'compact/start':
+    case 'compact/summary':
+    case 'compact/end':
+      return `${draft.type}/${draft.compactionId}`;
+    case 'surface/replace':
+      return `surface/replace/${draft.replaceId}`;
+  }
+}
+
+/** Completes a draft with its seq and key. */
+export function toEvent(draft: EventDraft, seq: number): SessionEvent {
+  return { ...draft, seq, key: eventKey(draft) } as SessionEvent;
+}
+
+/**
+ * Validates one event: lossless JSON, then its schema, then that its key matches its slot.
+ * Used on append and on load; the error names the session, the seq and the problem.
+ */
+export function parseEvent(sessionId: string, raw: unknown, expectedSeq?: number): SessionEvent {
+  const seqHint = seqOf(raw) ?? expectedSeq ?? null;
+  const problem = findNonLosslessJson(raw, 'event');
+  if (problem) throw new InvalidEventError(sessionId, seqHint, `not lossless JSON: ${problem}`);
+  const parsed = SessionEvent.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const where = issue ? `event.${issue.path.join('.')}` : 'event';
+    throw new InvalidEventError(sessionId, seqHint, `${where}: ${issue?.message ?? 'does not match any event shape'}`);
+  }
+  const event = parsed.data;
+  if (expectedSeq !== undefined && event.seq !== expectedSeq) {
+    throw new InvalidEventError(sessionId, seqHint, `seq is ${event.seq}, expected ${expectedSeq}`);
+  }
+  const key = eventKey(event);
+  if (event.key !== key) throw new InvalidEventError(sessionId, seqHint, `key "${event.key}" does not match its slot "${key}"`);
+  return event;
+}
+
+/** The digest that identifies an event's content: everything but the timestamp. */
+export function eventDigestInput(event: SessionEvent): Omit<SessionEvent, 'at'> {
+  const { at: _at, ...rest } = event;
+  return rest;
+}
+
+function seqOf(raw: unknown): number | undefined {
+  if (raw !== null && typeof raw === 'object' && 'seq' in raw && typeof raw.seq === 'number') return raw.seq;
+  return undefined;
+}
+
+export { AssistantMessage };

@@ -1,0 +1,60 @@
+// The request header: everything in a model request that is not conversation history. It is logged
+// as a full snapshot (`request/header`), and the header in force is simply the latest snapshot.
+import { z } from 'zod';
+import { Message } from './messages.js';
+import type { SessionEvent } from './events.js';
+
+const JsonObjectSchema = z.record(z.string(), z.json());
+
+export const ToolSchema = z.strictObject({
+  name: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'tool names are 1-64 of [a-zA-Z0-9_-]'),
+  description: z.string(),
+  /** JSON Schema of the arguments object. */
+  parameters: JsonObjectSchema,
+});
+export type ToolSchema = z.infer<typeof ToolSchema>;
+
+/**
+ * Everything that shapes the wire body besides messages. Adapters may not add anything that is not
+ * here: a knob that is not recorded cannot be re-derived by the audit.
+ */
+export const CallConfig = z.strictObject({
+  /** Profile name (`deepseek`, `openai`, or a generic profile's name). */
+  provider: z.string().min(1),
+  model: z.string().min(1),
+  temperature: z.number().min(0).max(2).optional(),
+  topP: z.number().min(0).max(1).optional(),
+  maxTokens: z.number().int().positive().optional(),
+  stop: z.array(z.string()).max(16).optional(),
+  reasoningEffort: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
+  /** Thinking mode, recorded explicitly because some providers turn it on by default. */
+  thinking: z.enum(['enabled', 'disabled']).optional(),
+  /** `stream_options.include_usage` on the wire. */
+  includeUsage: z.boolean().optional(),
+  /** Extra top-level wire-body fields for a generic profile, recorded so the body stays derivable. */
+  extraBody: JsonObjectSchema.optional(),
+});
+export type CallConfig = z.infer<typeof CallConfig>;
+
+export const RequestHeader = z.strictObject({
+  config: CallConfig,
+  /** The rendered system prompt. */
+  system: z.string().optional(),
+  /** Tool schemas in their recorded (stable) order. */
+  tools: z.array(ToolSchema).optional(),
+  /** Opening messages composed once per loop instance (the session prefix), placed before history. */
+  prefix: z.array(Message).optional(),
+});
+export type RequestHeader = z.infer<typeof RequestHeader>;
+
+export const HeaderReason = z.enum(['initial', 'resume', 'change']);
+export type HeaderReason = z.infer<typeof HeaderReason>;
+
+/** The header in force after `events`: the latest snapshot, or undefined before the first one. */
+export function foldRequestHeader(events: readonly SessionEvent[]): RequestHeader | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i];
+    if (event?.type === 'request/header') return event.header;
+  }
+  return undefined;
+}

@@ -1,0 +1,58 @@
+// The persistence contract every session-log backend implements (SQLite, PostgreSQL). One conformance
+// suite (test/stores/session-store-conformance.ts) runs against each backend.
+import type { SessionEvent } from '../core/events.js';
+
+/** What an append reports per event: enough for the workflow history to mirror the log. */
+export interface AppendReceipt {
+  readonly seq: number;
+  readonly type: SessionEvent['type'];
+  readonly key: string;
+  /** `eventDigest(event)`: sha256 of the event without its timestamp. */
+  readonly digest: string;
+  /** `existing` when the slot was already filled (a retry, or a racing writer that lost). */
+  readonly status: 'appended' | 'existing';
+}
+
+export interface AppendResult {
+  /** The stored events for the requested seqs: the caller's, or the winner's for slots already filled. */
+  readonly events: readonly SessionEvent[];
+  readonly receipts: readonly AppendReceipt[];
+  /** The next free seq after the append. */
+  readonly head: number;
+}
+
+export interface SessionSummary {
+  readonly sessionId: string;
+  readonly createdAt: number;
+  /** Next free seq (= number of events). */
+  readonly head: number;
+  readonly parentSessionId: string | null;
+}
+
+export interface CreateSessionOptions {
+  readonly createdAt: number;
+  readonly parentSessionId?: string;
+}
+
+export interface SessionStore {
+  /** Registers a session. Idempotent: returns `created: false` when it already exists. */
+  create(sessionId: string, options: CreateSessionOptions): Promise<{ created: boolean }>;
+  /**
+   * Appends `events` (seqs `expectedSeq`, `expectedSeq + 1`, ...) in one transaction. Each event is
+   * validated (schema, lossless JSON, key) before anything is written. For each seq:
+   * - free and equal to the head: inserted;
+   * - taken by an event with the same key: the stored event is returned (idempotent retry / lost race);
+   * - taken by an event with a different key: `SEQ_CONFLICT`, nothing of the batch is written;
+   * - beyond the head: `SEQ_GAP`.
+   * A key or inbox messageId already used at another seq is `DUPLICATE_EVENT_KEY` /
+   * `DUPLICATE_MESSAGE_ID`. An unknown session is `SESSION_NOT_FOUND`.
+   */
+  append(sessionId: string, expectedSeq: number, events: readonly SessionEvent[]): Promise<AppendResult>;
+  /** Events with `fromSeq <= seq < toSeq` (defaults: all), validated on load, in seq order. */
+  read(sessionId: string, fromSeq?: number, toSeq?: number): Promise<SessionEvent[]>;
+  /** Next free seq. `SESSION_NOT_FOUND` for an unknown session. */
+  head(sessionId: string): Promise<number>;
+  /** Sessions, newest first. */
+  list(options?: { limit?: number }): Promise<SessionSummary[]>;
+  close(): Promise<void>;
+}
