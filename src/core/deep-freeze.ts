@@ -1,12 +1,16 @@
 // Deep freezing: what the log has produced cannot be edited through a reference to it.
 
-/** Freezes `value` and everything reachable from it; returns it typed as deeply readonly. */
-export function deepFreeze<T>(value: T): DeepReadonly<T> {
+/**
+ * Freezes `value` and everything reachable from it, and returns it. The static type is unchanged on
+ * purpose: immutability is enforced at run time (a write throws in strict mode), and keeping the
+ * zod-inferred types avoids a parallel readonly type hierarchy.
+ */
+export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value as object)) deepFreeze(child);
   }
-  return value as DeepReadonly<T>;
+  return value;
 }
 
 /** True when `value` and everything reachable from it is frozen. */
@@ -15,11 +19,3 @@ export function isDeepFrozen(value: unknown): boolean {
   if (!Object.isFrozen(value)) return false;
   return Object.values(value as object).every(isDeepFrozen);
 }
-
-export type DeepReadonly<T> = T extends (infer U)[]
-  ? readonly DeepReadonly<U>[]
-  : T extends readonly (infer U)[]
-    ? readonly DeepReadonly<U>[]
-    : T extends object
-      ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
-      : T;

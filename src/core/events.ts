@@ -273,7 +273,9 @@ export function eventKey(draft: EventDraft): string {
 
 /** Completes a draft with its seq and key. */
 export function toEvent(draft: EventDraft, seq: number): SessionEvent {
-  return { ...draft, seq, key: eventKey(draft) } as SessionEvent;
+  // An unknown type has no slot; leave the key out so validation reports the type itself.
+  const key = eventKey(draft) as string | undefined;
+  return (key === undefined ? { ...draft, seq } : { ...draft, seq, key }) as SessionEvent;
 }
 
 /**

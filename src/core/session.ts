@@ -1,0 +1,119 @@
+// A session: the validated, append-only event log plus caches derived from it (surface messages,
+// header in force, structural state). It never edits an event; everything else is a projection.
+import { parseEvent, toEvent, type EventDraft, type SessionEvent } from './events.js';
+import type { Message } from './messages.js';
+import type { RequestHeader } from './request-header.js';
+import { applySurfaceEvent, deriveEventMessages } from './surface.js';
+import { deepFreeze } from './deep-freeze.js';
+import { findPairingProblem, LogState } from './log-state.js';
+import { LogStructureError } from './errors.js';
+
+export class Session {
+  readonly sessionId: string;
+  #events: SessionEvent[] = [];
+  #state: LogState;
+  /** Cached surface: shares deep-frozen messages; rebuilt only by a replace (in place, same fold). */
+  #surface: Message[] = [];
+  #header: RequestHeader | undefined;
+  #replaceGeneration = 0;
+
+  /** Builds a session over existing events (e.g. read from a store), validating every one. */
+  constructor(sessionId: string, events: Iterable<unknown> = []) {
+    this.sessionId = sessionId;
+    this.#state = new LogState(sessionId);
+    for (const raw of events) this.#admit(parseEvent(sessionId, raw, this.#events.length));
+  }
+
+  get events(): readonly SessionEvent[] {
+    return this.#events;
+  }
+
+  /** Next free seq. */
+  get head(): number {
+    return this.#events.length;
+  }
+
+  /** Structural state (open turn/step, queue, ...). Read-only by convention: do not mutate. */
+  get state(): Readonly<LogState> {
+    return this.#state;
+  }
+
+  /** Increments each time a surface replace rewrote earlier messages. */
+  get replaceGeneration(): number {
+    return this.#replaceGeneration;
+  }
+
+  /**
+   * Appends drafts as one unit: each gets the next seq and its slot key, is checked for lossless
+   * JSON, schema and structure, then frozen. If any is refused, none is appended.
+   */
+  append(...drafts: EventDraft[]): readonly SessionEvent[] {
+    const start = this.#events.length;
+    try {
+      return drafts.map((draft, i) => this.#admit(parseEvent(this.sessionId, toEvent(draft, start + i), start + i)));
+    } catch (error) {
+      if (this.#events.length > start) this.#rollback(start);
+      throw error;
+    }
+  }
+
+  /** Appends complete events (seq and key given), e.g. the winner's events returned by a store. */
+  appendEvents(events: readonly unknown[]): readonly SessionEvent[] {
+    const start = this.#events.length;
+    try {
+      return events.map((raw, i) => this.#admit(parseEvent(this.sessionId, raw, start + i)));
+    } catch (error) {
+      if (this.#events.length > start) this.#rollback(start);
+      throw error;
+    }
+  }
+
+  /** The conversation surface: a fresh array over shared deep-frozen messages. */
+  deriveMessages(): Message[] {
+    return this.#surface.slice();
+  }
+
+  /** The header in force (latest `request/header` snapshot). */
+  requestHeader(): RequestHeader | undefined {
+    return this.#header;
+  }
+
+  #admit(event: SessionEvent): SessionEvent {
+    const frozen = deepFreeze(structuredCloneEvent(event));
+    if (frozen.type === 'surface/replace') this.#checkReplace(frozen);
+    const added = frozen.type === 'surface/replace' ? 0 : deriveEventMessages(frozen).length;
+    this.#state.admit(frozen, (length) =>
+      frozen.type === 'surface/replace'
+        ? length - (frozen.range.end - frozen.range.start + 1) + frozen.messages.length
+        : length + added,
+    );
+    this.#events.push(frozen);
+    if (applySurfaceEvent(this.#surface, frozen)) this.#replaceGeneration++;
+    if (frozen.type === 'request/header') this.#header = frozen.header;
+    return frozen;
+  }
+
+  #checkReplace(event: Extract<SessionEvent, { type: 'surface/replace' }>): void {
+    if (event.range.end >= this.#surface.length) return; // LogState reports the range problem.
+    const candidate = this.#surface.slice();
+    applySurfaceEvent(candidate, event);
+    const problem = findPairingProblem(candidate, false);
+    if (problem) throw new LogStructureError(this.sessionId, event.seq, `surface/replace: the result is invalid: ${problem}`);
+  }
+
+  /** Error path only: rebuild every cache from the events that stay. */
+  #rollback(length: number): void {
+    const kept = this.#events.slice(0, length);
+    this.#events = [];
+    this.#state = new LogState(this.sessionId);
+    this.#surface = [];
+    this.#header = undefined;
+    this.#replaceGeneration = 0;
+    for (const event of kept) this.#admit(event);
+  }
+}
+
+/** Events arrive from callers and stores; the session keeps its own frozen copy. */
+function structuredCloneEvent(event: SessionEvent): SessionEvent {
+  return Object.isFrozen(event) ? event : (JSON.parse(JSON.stringify(event)) as SessionEvent);
+}
