@@ -45,8 +45,12 @@ function assembleRequest(
   step: { turn: number; step: number } | undefined,
   history: Message[],
 ): BuiltRequest {
-  if (!header) throw new DhError(ErrorCode.NoRequestHeader, `session "${sessionId}" has no request/header yet`, { sessionId });
-  if (!step) throw new DhError(ErrorCode.NoRequestHeader, `session "${sessionId}" has no open step to build a request for`, { sessionId });
+  if (!header)
+    throw new DhError(ErrorCode.NoRequestHeader, `session "${sessionId}" has no request/header yet`, { sessionId });
+  if (!step)
+    throw new DhError(ErrorCode.NoRequestHeader, `session "${sessionId}" has no open step to build a request for`, {
+      sessionId,
+    });
   const request: BuiltRequest = {
     sessionId,
     turn: step.turn,

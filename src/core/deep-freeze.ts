@@ -17,5 +17,5 @@ export function deepFreeze<T>(value: T): T {
 export function isDeepFrozen(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return true;
   if (!Object.isFrozen(value)) return false;
-  return Object.values(value as object).every(isDeepFrozen);
+  return Object.values(value).every(isDeepFrozen);
 }

@@ -223,12 +223,21 @@ export type EventType = SessionEvent['type'];
 export type EventOf<T extends EventType> = Extract<SessionEvent, { type: T }>;
 
 /** An event before the log assigns its seq and key. */
-export type EventDraft = SessionEvent extends infer E ? (E extends SessionEvent ? Omit<E, 'seq' | 'key'> : never) : never;
+export type EventDraft = SessionEvent extends infer E
+  ? E extends SessionEvent
+    ? Omit<E, 'seq' | 'key'>
+    : never
+  : never;
 
 export const EVENT_TYPES: readonly EventType[] = SessionEvent.options.map((o) => o.shape.type.value);
 
 /** Events that produce model-visible messages. */
-export const SURFACE_EVENT_TYPES = new Set<EventType>(['user/message', 'assistant/message', 'tool/result', 'surface/replace']);
+export const SURFACE_EVENT_TYPES = new Set<EventType>([
+  'user/message',
+  'assistant/message',
+  'tool/result',
+  'surface/replace',
+]);
 
 /**
  * The idempotency key of an event: the logical slot it fills. A retried append of the same slot
@@ -297,7 +306,8 @@ export function parseEvent(sessionId: string, raw: unknown, expectedSeq?: number
     throw new InvalidEventError(sessionId, seqHint, `seq is ${event.seq}, expected ${expectedSeq}`);
   }
   const key = eventKey(event);
-  if (event.key !== key) throw new InvalidEventError(sessionId, seqHint, `key "${event.key}" does not match its slot "${key}"`);
+  if (event.key !== key)
+    throw new InvalidEventError(sessionId, seqHint, `key "${event.key}" does not match its slot "${key}"`);
   return event;
 }
 

@@ -19,10 +19,17 @@ export function forkEvents(parent: Session, options: { sessionId: string; atSeq:
   if (prefix.state.openTurn !== null) {
     throw new ForkError(parent.sessionId, atSeq, `turn ${prefix.state.openTurn} is open at that point`);
   }
-  if (prefix.state.openCompaction !== null) throw new ForkError(parent.sessionId, atSeq, 'a compaction is open at that point');
+  if (prefix.state.openCompaction !== null)
+    throw new ForkError(parent.sessionId, atSeq, 'a compaction is open at that point');
   const events: SessionEvent[] = [
     toEvent(
-      { type: 'session/start', at, sessionId, formatVersion: SESSION_FORMAT_VERSION, parent: { sessionId: parent.sessionId, seedLength: atSeq } },
+      {
+        type: 'session/start',
+        at,
+        sessionId,
+        formatVersion: SESSION_FORMAT_VERSION,
+        parent: { sessionId: parent.sessionId, seedLength: atSeq },
+      },
       0,
     ),
     ...parent.events.slice(1, atSeq),

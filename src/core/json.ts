@@ -36,7 +36,7 @@ function visit(value: unknown, path: string, ancestors: Set<object>): string | n
       break;
   }
   if (value === null) return null;
-  const obj = value as object;
+  const obj = value;
   if (ancestors.has(obj)) return `${path} is a cycle`;
   ancestors.add(obj);
   try {

@@ -232,7 +232,10 @@ export class LogState {
     return step;
   }
 
-  private requireCall(event: { turn: number; step: number; callId: string }, fail: (p: string) => never): ToolCallState {
+  private requireCall(
+    event: { turn: number; step: number; callId: string },
+    fail: (p: string) => never,
+  ): ToolCallState {
     const step = this.requireStep(event, fail);
     const call = step.calls.get(event.callId);
     if (!call) return fail(`no tool call "${event.callId}" in this step`);
@@ -252,12 +255,14 @@ export function findPairingProblem(messages: readonly Message[], allowTrailingOp
     const message = messages[i];
     if (!message) continue;
     if (message.role === 'tool') {
-      if (!pending.delete(message.toolCallId)) return `message ${i} answers no open tool call ("${message.toolCallId}")`;
+      if (!pending.delete(message.toolCallId))
+        return `message ${i} answers no open tool call ("${message.toolCallId}")`;
       continue;
     }
     if (pending.size > 0) return `message ${i} separates tool calls from their results (${[...pending].join(', ')})`;
     pending = new Set(message.role === 'assistant' ? (message.toolCalls ?? []).map((c) => c.id) : []);
   }
-  if (pending.size > 0 && !allowTrailingOpen) return `tool calls without results at the end: ${[...pending].join(', ')}`;
+  if (pending.size > 0 && !allowTrailingOpen)
+    return `tool calls without results at the end: ${[...pending].join(', ')}`;
   return null;
 }

@@ -36,7 +36,11 @@ export const AssistantMessage = z.strictObject({
   reasoning: z.string().optional(),
   toolCalls: z.array(ToolCall).optional(),
 });
-export const ToolMessage = z.strictObject({ role: z.literal('tool'), toolCallId: z.string().min(1), content: z.string() });
+export const ToolMessage = z.strictObject({
+  role: z.literal('tool'),
+  toolCallId: z.string().min(1),
+  content: z.string(),
+});
 
 /** A message of the conversation surface (never `system`: the system prompt lives in the header). */
 export const Message = z.discriminatedUnion('role', [UserMessage, AssistantMessage, ToolMessage]);

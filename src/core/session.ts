@@ -98,7 +98,8 @@ export class Session {
     const candidate = this.#surface.slice();
     applySurfaceEvent(candidate, event);
     const problem = findPairingProblem(candidate, false);
-    if (problem) throw new LogStructureError(this.sessionId, event.seq, `surface/replace: the result is invalid: ${problem}`);
+    if (problem)
+      throw new LogStructureError(this.sessionId, event.seq, `surface/replace: the result is invalid: ${problem}`);
   }
 
   /** Error path only: rebuild every cache from the events that stay. */

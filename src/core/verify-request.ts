@@ -15,7 +15,12 @@ import { ErrorCode, InvariantError } from './errors.js';
  */
 export function verifyRequest(request: BuiltRequest, events: readonly SessionEvent[]): BuiltRequest {
   if (!isDeepFrozen(request)) {
-    throw new InvariantError(ErrorCode.RequestNotFrozen, request.sessionId, 'request', 'the request is not deep-frozen');
+    throw new InvariantError(
+      ErrorCode.RequestNotFrozen,
+      request.sessionId,
+      'request',
+      'the request is not deep-frozen',
+    );
   }
   const expected = buildRequest(request.sessionId, events);
   const where = firstDifference(request, expected);
@@ -37,7 +42,12 @@ export function firstDifference(actual: BuiltRequest, expected: BuiltRequest): s
   }
   const configKeys = new Set([...Object.keys(actual.config), ...Object.keys(expected.config)]);
   for (const key of [...configKeys].sort()) {
-    if (!sameJson(actual.config[key as keyof BuiltRequest['config']], expected.config[key as keyof BuiltRequest['config']])) {
+    if (
+      !sameJson(
+        actual.config[key as keyof BuiltRequest['config']],
+        expected.config[key as keyof BuiltRequest['config']],
+      )
+    ) {
       return `config.${key}`;
     }
   }

@@ -10,23 +10,36 @@ function freshSession(): Session {
 }
 
 const enqueue = (content: unknown): EventDraft =>
-  ({ type: 'inbox/enqueue', at: 2, messageId: 'm1', target: 'next-turn', wakeup: true, origin: 'followup', content }) as EventDraft;
+  ({
+    type: 'inbox/enqueue',
+    at: 2,
+    messageId: 'm1',
+    target: 'next-turn',
+    wakeup: true,
+    origin: 'followup',
+    content,
+  }) as EventDraft;
 
 describe('event validation on append', () => {
   const cases: Array<[string, EventDraft, RegExp]> = [
     ['undefined', enqueue(undefined), /content is undefined/],
-    ['NaN', { type: 'turn/start', at: Number.NaN, turn: 1 } as EventDraft, /at is NaN/],
-    ['Infinity', { type: 'turn/start', at: Number.POSITIVE_INFINITY, turn: 1 } as EventDraft, /at is Infinity/],
-    ['-Infinity', { type: 'turn/start', at: 3, turn: Number.NEGATIVE_INFINITY } as EventDraft, /turn is -Infinity/],
-    ['-0', { type: 'turn/start', at: -0, turn: 1 } as EventDraft, /at is -0/],
+    ['NaN', { type: 'turn/start', at: Number.NaN, turn: 1 }, /at is NaN/],
+    ['Infinity', { type: 'turn/start', at: Number.POSITIVE_INFINITY, turn: 1 }, /at is Infinity/],
+    ['-Infinity', { type: 'turn/start', at: 3, turn: Number.NEGATIVE_INFINITY }, /turn is -Infinity/],
+    ['-0', { type: 'turn/start', at: -0, turn: 1 }, /at is -0/],
     ['BigInt', { type: 'turn/start', at: 3, turn: 1n } as unknown as EventDraft, /turn is a BigInt/],
     ['a Date', enqueue(new Date(0)), /content is a Date/],
     ['a Map', enqueue(new Map()), /content is a Map/],
+    // eslint-disable-next-line no-sparse-arrays -- a hole is the bad input under test
     ['a sparse array', enqueue([{ type: 'text', text: 'a' }, , { type: 'text', text: 'b' }]), /content\[1\] is a hole/],
     ['an unknown type', { type: 'agent/thought', at: 3 } as unknown as EventDraft, /event.type/],
     ['an extra field', { type: 'turn/start', at: 3, turn: 1, extra: true } as EventDraft, /Unrecognized key/],
     ['a missing field', { type: 'turn/start', at: 3 } as EventDraft, /event.turn/],
-    ['a removed header reason', { type: 'request/header', at: 3, turn: 1, step: 1, reason: 'fallback', header: {} } as unknown as EventDraft, /event.reason/],
+    [
+      'a removed header reason',
+      { type: 'request/header', at: 3, turn: 1, step: 1, reason: 'fallback', header: {} } as unknown as EventDraft,
+      /event.reason/,
+    ],
     ['a delta-style header event', { type: 'request/header-delta', at: 3 } as unknown as EventDraft, /event.type/],
   ];
 
@@ -51,23 +64,37 @@ describe('event validation on append', () => {
   });
 
   it('refuses an event whose key does not match its slot, and a wrong seq, on load', () => {
-    const good = { seq: 0, at: 1, key: 'session/start', type: 'session/start', sessionId: 's', formatVersion: SESSION_FORMAT_VERSION };
-    expect(() => parseEvent('s', { ...good, key: 'other' }, 0)).toThrow(/key "other" does not match its slot "session\/start"/);
+    const good = {
+      seq: 0,
+      at: 1,
+      key: 'session/start',
+      type: 'session/start',
+      sessionId: 's',
+      formatVersion: SESSION_FORMAT_VERSION,
+    };
+    expect(() => parseEvent('s', { ...good, key: 'other' }, 0)).toThrow(
+      /key "other" does not match its slot "session\/start"/,
+    );
     expect(() => parseEvent('s', good, 4)).toThrow(/seq is 0, expected 4/);
-    expect(() => new Session('s', [good, { ...good, seq: 1 }])).toThrow(/session "s" seq 1: session\/start: only allowed at seq 0/);
+    expect(() => new Session('s', [good, { ...good, seq: 1 }])).toThrow(
+      /session "s" seq 1: session\/start: only allowed at seq 0/,
+    );
   });
 
   it('refuses an unknown format version', () => {
-    expect(() => new Session('s', [{ seq: 0, at: 1, key: 'session/start', type: 'session/start', sessionId: 's', formatVersion: 99 }])).toThrow(
-      /formatVersion/,
-    );
+    expect(
+      () =>
+        new Session('s', [
+          { seq: 0, at: 1, key: 'session/start', type: 'session/start', sessionId: 's', formatVersion: 99 },
+        ]),
+    ).toThrow(/formatVersion/);
   });
 
   it('a batch with one bad event appends none of it', () => {
     const session = freshSession();
-    expect(() => session.append({ type: 'turn/start', at: 2, turn: 1 }, { type: 'turn/start', at: 2, turn: 2 })).toThrow(
-      /turn 1 is still open/,
-    );
+    expect(() =>
+      session.append({ type: 'turn/start', at: 2, turn: 1 }, { type: 'turn/start', at: 2, turn: 2 }),
+    ).toThrow(/turn 1 is still open/);
     expect(session.head).toBe(1);
     expect(session.state.openTurn).toBeNull();
     session.append({ type: 'turn/start', at: 2, turn: 1 });

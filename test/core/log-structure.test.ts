@@ -11,7 +11,15 @@ function openStep(): Session {
   const s = new Session('s-struct');
   s.append(
     { type: 'session/start', at, sessionId: 's-struct', formatVersion: SESSION_FORMAT_VERSION },
-    { type: 'inbox/enqueue', at, messageId: 'm1', target: 'next-turn', wakeup: true, origin: 'followup', content: 'hi' },
+    {
+      type: 'inbox/enqueue',
+      at,
+      messageId: 'm1',
+      target: 'next-turn',
+      wakeup: true,
+      origin: 'followup',
+      content: 'hi',
+    },
     { type: 'turn/start', at, turn: 1 },
     { type: 'inbox/claim', at, turn: 1, step: 1, messageIds: ['m1'] },
     { type: 'step/start', at, turn: 1, step: 1 },
@@ -23,12 +31,30 @@ function openStep(): Session {
 
 function withToolCalls(...ids: string[]): Session {
   const s = openStep();
-  s.append({ type: 'assistant/message', at, turn: 1, step: 1, content: null, toolCalls: ids.map(call), finishReason: 'tool_calls' });
+  s.append({
+    type: 'assistant/message',
+    at,
+    turn: 1,
+    step: 1,
+    content: null,
+    toolCalls: ids.map(call),
+    finishReason: 'tool_calls',
+  });
   return s;
 }
 
 const result = (callId: string, extra: Partial<EventDraft> = {}): EventDraft =>
-  ({ type: 'tool/result', at, turn: 1, step: 1, callId, name: 'read_file', output: 'ok', status: 'ok', ...extra }) as EventDraft;
+  ({
+    type: 'tool/result',
+    at,
+    turn: 1,
+    step: 1,
+    callId,
+    name: 'read_file',
+    output: 'ok',
+    status: 'ok',
+    ...extra,
+  }) as EventDraft;
 
 function refuse(session: Session, drafts: EventDraft[], problem: RegExp): void {
   const head = session.head;
@@ -46,7 +72,9 @@ function refuse(session: Session, drafts: EventDraft[], problem: RegExp): void {
 
 describe('log structure', () => {
   it('the first event must be session/start', () => {
-    expect(() => new Session('x').append({ type: 'turn/start', at, turn: 1 })).toThrow(/first event must be session\/start/);
+    expect(() => new Session('x').append({ type: 'turn/start', at, turn: 1 })).toThrow(
+      /first event must be session\/start/,
+    );
   });
 
   it('turns and steps nest and count up', () => {
@@ -65,24 +93,44 @@ describe('log structure', () => {
   it('a tool result must answer an open call of the same step, once', () => {
     const s = withToolCalls('c1', 'c2');
     refuse(s, [result('nope')], /no tool call "nope" in this step/);
-    refuse(s, [result('c1', { name: 'shell' } as Partial<EventDraft>)], /is "read_file", not "shell"/);
+    refuse(s, [result('c1', { name: 'shell' })], /is "read_file", not "shell"/);
     s.append(result('c1'));
     refuse(s, [result('c1')], /already has a result/);
-    refuse(s, [result('c2', { step: 2 } as Partial<EventDraft>)], /step 1.2 is not open/);
+    refuse(s, [result('c2', { step: 2 })], /step 1.2 is not open/);
   });
 
   it('no step/end or turn/end while a tool call is unanswered', () => {
     const s = withToolCalls('c1', 'c2');
     s.append(result('c1'));
     refuse(s, [{ type: 'step/end', at, turn: 1, step: 1 }], /tool calls without a result: c2/);
-    s.append(result('c2'), { type: 'step/end', at, turn: 1, step: 1 }, { type: 'turn/end', at, turn: 1, reason: 'completed' });
+    s.append(
+      result('c2'),
+      { type: 'step/end', at, turn: 1, step: 1 },
+      { type: 'turn/end', at, turn: 1, reason: 'completed' },
+    );
   });
 
   it('no surface message between tool calls and their results', () => {
     const s = withToolCalls('c1');
-    s.append({ type: 'inbox/enqueue', at, messageId: 'm2', target: 'next-step', wakeup: true, origin: 'steer', content: 'steer' });
-    refuse(s, [{ type: 'user/message', at, turn: 1, step: 1, messageId: 'm2', origin: 'steer', content: 'x' }], /already has the model response/);
-    refuse(s, [{ type: 'assistant/message', at, turn: 1, step: 1, content: 'again', toolCalls: [], finishReason: 'stop' }], /already has the model response/);
+    s.append({
+      type: 'inbox/enqueue',
+      at,
+      messageId: 'm2',
+      target: 'next-step',
+      wakeup: true,
+      origin: 'steer',
+      content: 'steer',
+    });
+    refuse(
+      s,
+      [{ type: 'user/message', at, turn: 1, step: 1, messageId: 'm2', origin: 'steer', content: 'x' }],
+      /already has the model response/,
+    );
+    refuse(
+      s,
+      [{ type: 'assistant/message', at, turn: 1, step: 1, content: 'again', toolCalls: [], finishReason: 'stop' }],
+      /already has the model response/,
+    );
   });
 
   it('a tool call starts at most once and only if it exists', () => {
@@ -94,63 +142,187 @@ describe('log structure', () => {
 
   it('claims: only queued messages, next-turn first and only at a turn boundary, user messages only when claimed', () => {
     const s = openStep();
-    refuse(s, [{ type: 'user/message', at, turn: 1, step: 1, messageId: 'm9', origin: 'steer', content: 'x' }], /was not claimed/);
-    s.append({ type: 'assistant/message', at, turn: 1, step: 1, content: 'done', toolCalls: [], finishReason: 'stop' }, { type: 'step/end', at, turn: 1, step: 1 });
-    s.append(
-      { type: 'inbox/enqueue', at, messageId: 'f2', target: 'next-turn', wakeup: true, origin: 'followup', content: 'later' },
-      { type: 'inbox/enqueue', at, messageId: 's1', target: 'next-step', wakeup: true, origin: 'steer', content: 'now' },
+    refuse(
+      s,
+      [{ type: 'user/message', at, turn: 1, step: 1, messageId: 'm9', origin: 'steer', content: 'x' }],
+      /was not claimed/,
     );
-    refuse(s, [{ type: 'inbox/claim', at, turn: 1, step: 2, messageIds: ['f2'] }], /only be claimed at a turn's first step/);
+    s.append(
+      { type: 'assistant/message', at, turn: 1, step: 1, content: 'done', toolCalls: [], finishReason: 'stop' },
+      { type: 'step/end', at, turn: 1, step: 1 },
+    );
+    s.append(
+      {
+        type: 'inbox/enqueue',
+        at,
+        messageId: 'f2',
+        target: 'next-turn',
+        wakeup: true,
+        origin: 'followup',
+        content: 'later',
+      },
+      {
+        type: 'inbox/enqueue',
+        at,
+        messageId: 's1',
+        target: 'next-step',
+        wakeup: true,
+        origin: 'steer',
+        content: 'now',
+      },
+    );
+    refuse(
+      s,
+      [{ type: 'inbox/claim', at, turn: 1, step: 2, messageIds: ['f2'] }],
+      /only be claimed at a turn's first step/,
+    );
     refuse(s, [{ type: 'inbox/claim', at, turn: 1, step: 2, messageIds: ['m1'] }], /"m1" is not queued/);
     refuse(s, [{ type: 'inbox/claim', at, turn: 1, step: 3, messageIds: ['s1'] }], /next step is 2/);
     s.append({ type: 'inbox/claim', at, turn: 1, step: 2, messageIds: ['s1'] });
-    refuse(s, [{ type: 'inbox/enqueue', at, messageId: 's1', target: 'next-step', wakeup: true, origin: 'steer', content: 'dup' }], /already enqueued/);
-    s.append({ type: 'step/start', at, turn: 1, step: 2 }, { type: 'step/end', at, turn: 1, step: 2 }, { type: 'turn/end', at, turn: 1, reason: 'completed' });
-    s.append({ type: 'inbox/enqueue', at, messageId: 'f3', target: 'next-turn', wakeup: true, origin: 'followup', content: 'x' });
+    refuse(
+      s,
+      [
+        {
+          type: 'inbox/enqueue',
+          at,
+          messageId: 's1',
+          target: 'next-step',
+          wakeup: true,
+          origin: 'steer',
+          content: 'dup',
+        },
+      ],
+      /already enqueued/,
+    );
+    s.append(
+      { type: 'step/start', at, turn: 1, step: 2 },
+      { type: 'step/end', at, turn: 1, step: 2 },
+      { type: 'turn/end', at, turn: 1, reason: 'completed' },
+    );
+    s.append({
+      type: 'inbox/enqueue',
+      at,
+      messageId: 'f3',
+      target: 'next-turn',
+      wakeup: true,
+      origin: 'followup',
+      content: 'x',
+    });
     s.append({ type: 'turn/start', at, turn: 2 });
-    refuse(s, [{ type: 'inbox/claim', at, turn: 2, step: 1, messageIds: ['f2', 'f3'] }], /at most one next-turn message/);
+    refuse(
+      s,
+      [{ type: 'inbox/claim', at, turn: 2, step: 1, messageIds: ['f2', 'f3'] }],
+      /at most one next-turn message/,
+    );
   });
 
   it('a surface replace covers an existing range and never separates a call from its result', () => {
     const s = withToolCalls('c1');
     s.append(result('c1'), { type: 'step/end', at, turn: 1, step: 1 });
     // Surface: [user hi, assistant(c1), tool c1]
-    refuse(s, [{ type: 'surface/replace', at, replaceId: 'r1', range: { start: 0, end: 5 }, messages: [] }], /outside the surface \(length 3\)/);
     refuse(
       s,
-      [{ type: 'surface/replace', at, replaceId: 'r1', range: { start: 0, end: 1 }, messages: [{ role: 'user', content: 'summary' }] }],
+      [{ type: 'surface/replace', at, replaceId: 'r1', range: { start: 0, end: 5 }, messages: [] }],
+      /outside the surface \(length 3\)/,
+    );
+    refuse(
+      s,
+      [
+        {
+          type: 'surface/replace',
+          at,
+          replaceId: 'r1',
+          range: { start: 0, end: 1 },
+          messages: [{ role: 'user', content: 'summary' }],
+        },
+      ],
       /answers no open tool call/,
     );
     refuse(
       s,
-      [{ type: 'surface/replace', at, replaceId: 'r1', range: { start: 2, end: 2 }, messages: [{ role: 'user', content: 'x' }] }],
+      [
+        {
+          type: 'surface/replace',
+          at,
+          replaceId: 'r1',
+          range: { start: 2, end: 2 },
+          messages: [{ role: 'user', content: 'x' }],
+        },
+      ],
       /separates tool calls from their results/,
     );
-    s.append({ type: 'surface/replace', at, replaceId: 'r1', range: { start: 2, end: 2 }, messages: [{ role: 'tool', toolCallId: 'c1', content: '[pruned]' }] });
-    s.append({ type: 'surface/replace', at, replaceId: 'r2', range: { start: 0, end: 2 }, messages: [{ role: 'user', content: 'summary' }] });
+    s.append({
+      type: 'surface/replace',
+      at,
+      replaceId: 'r1',
+      range: { start: 2, end: 2 },
+      messages: [{ role: 'tool', toolCallId: 'c1', content: '[pruned]' }],
+    });
+    s.append({
+      type: 'surface/replace',
+      at,
+      replaceId: 'r2',
+      range: { start: 0, end: 2 },
+      messages: [{ role: 'user', content: 'summary' }],
+    });
     expect(s.deriveMessages()).toEqual([{ role: 'user', content: 'summary' }]);
     expect(s.replaceGeneration).toBe(2);
   });
 
   it('no step starts while a compaction is open', () => {
     const s = withToolCalls();
-    s.append({ type: 'step/end', at, turn: 1, step: 1 }, { type: 'compact/start', at, compactionId: 'k1', trigger: 'manual' });
+    s.append(
+      { type: 'step/end', at, turn: 1, step: 1 },
+      { type: 'compact/start', at, compactionId: 'k1', trigger: 'manual' },
+    );
     refuse(s, [{ type: 'step/start', at, turn: 1, step: 2 }], /compaction "k1" is in progress/);
     refuse(s, [{ type: 'compact/start', at, compactionId: 'k2', trigger: 'manual' }], /already in progress/);
-    s.append({ type: 'compact/end', at, compactionId: 'k1', outcome: 'abandoned' }, { type: 'step/start', at, turn: 1, step: 2 });
+    s.append(
+      { type: 'compact/end', at, compactionId: 'k1', outcome: 'abandoned' },
+      { type: 'step/start', at, turn: 1, step: 2 },
+    );
   });
 
   it('injected context renders as a user message marked with its source; empty model output is invisible', () => {
     const s = new Session('s-struct');
     s.append(
       { type: 'session/start', at, sessionId: 's-struct', formatVersion: SESSION_FORMAT_VERSION },
-      { type: 'inbox/enqueue', at, messageId: 'i1', target: 'next-step', wakeup: false, origin: 'inject', source: 'ci-bot', content: 'branch is main' },
+      {
+        type: 'inbox/enqueue',
+        at,
+        messageId: 'i1',
+        target: 'next-step',
+        wakeup: false,
+        origin: 'inject',
+        source: 'ci-bot',
+        content: 'branch is main',
+      },
       { type: 'turn/start', at, turn: 1 },
       { type: 'inbox/claim', at, turn: 1, step: 1, messageIds: ['i1'] },
       { type: 'step/start', at, turn: 1, step: 1 },
-      { type: 'user/message', at, turn: 1, step: 1, messageId: 'i1', origin: 'inject', source: 'ci-bot', content: 'branch is main' },
-      { type: 'assistant/message', at, turn: 1, step: 1, content: '', toolCalls: [], finishReason: null, interrupted: true },
+      {
+        type: 'user/message',
+        at,
+        turn: 1,
+        step: 1,
+        messageId: 'i1',
+        origin: 'inject',
+        source: 'ci-bot',
+        content: 'branch is main',
+      },
+      {
+        type: 'assistant/message',
+        at,
+        turn: 1,
+        step: 1,
+        content: '',
+        toolCalls: [],
+        finishReason: null,
+        interrupted: true,
+      },
     );
-    expect(s.deriveMessages()).toEqual([{ role: 'user', content: '<context source="ci-bot">\nbranch is main\n</context>' }]);
+    expect(s.deriveMessages()).toEqual([
+      { role: 'user', content: '<context source="ci-bot">\nbranch is main\n</context>' },
+    ]);
   });
 });

@@ -59,13 +59,21 @@ describe('crash repair', () => {
   });
 
   it('abandons an open compaction', () => {
-    const driver = new LogDriver('s-c').run([{ kind: 'step', toolCalls: 0, text: 'x', changeHeader: false, skipLastTool: false }, { kind: 'end-turn' }]);
+    const driver = new LogDriver('s-c').run([
+      { kind: 'step', toolCalls: 0, text: 'x', changeHeader: false, skipLastTool: false },
+      { kind: 'end-turn' },
+    ]);
     driver.append({ type: 'compact/start', at: 5, compactionId: 'k', trigger: 'pressure' });
-    expect(repairDrafts(driver.session, 6)).toEqual([{ type: 'compact/end', at: 6, compactionId: 'k', outcome: 'abandoned' }]);
+    expect(repairDrafts(driver.session, 6)).toEqual([
+      { type: 'compact/end', at: 6, compactionId: 'k', outcome: 'abandoned' },
+    ]);
   });
 
   it('a clean log needs nothing', () => {
-    const driver = new LogDriver('s-ok').run([{ kind: 'step', toolCalls: 1, text: 'x', changeHeader: false, skipLastTool: false }, { kind: 'end-turn' }]);
+    const driver = new LogDriver('s-ok').run([
+      { kind: 'step', toolCalls: 1, text: 'x', changeHeader: false, skipLastTool: false },
+      { kind: 'end-turn' },
+    ]);
     expect(repairDrafts(driver.session, 1)).toEqual([]);
   });
 });
@@ -84,7 +92,11 @@ describe('fork', () => {
     const p = parent();
     const boundary = p.events.findIndex((e) => e.type === 'turn/end') + 1;
     const events = forkEvents(p, { sessionId: 'child', atSeq: boundary, at: 999 });
-    expect(events[0]).toMatchObject({ type: 'session/start', sessionId: 'child', parent: { sessionId: 'parent', seedLength: boundary } });
+    expect(events[0]).toMatchObject({
+      type: 'session/start',
+      sessionId: 'child',
+      parent: { sessionId: 'parent', seedLength: boundary },
+    });
     expect(events.at(-1)).toMatchObject({ type: 'session/seed-end', seq: boundary });
     expect(events.slice(1, boundary)).toEqual(p.events.slice(1, boundary));
     const child = new Session('child', events);
@@ -99,6 +111,8 @@ describe('fork', () => {
     const inside = p.events.findIndex((e) => e.type === 'step/start') + 1;
     expect(() => forkEvents(p, { sessionId: 'c', atSeq: inside, at: 1 })).toThrow(/turn 1 is open at that point/);
     expect(() => forkEvents(p, { sessionId: 'c', atSeq: p.head + 1, at: 1 })).toThrow(/between 1 and/);
-    expect(() => forkEvents(p, { sessionId: 'parent', atSeq: 1, at: 1 })).toThrow(expect.objectContaining({ code: ErrorCode.ForkBoundary }));
+    expect(() => forkEvents(p, { sessionId: 'parent', atSeq: 1, at: 1 })).toThrow(
+      expect.objectContaining({ code: ErrorCode.ForkBoundary }),
+    );
   });
 });

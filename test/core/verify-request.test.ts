@@ -18,13 +18,25 @@ function pendingRequest(): { driver: LogDriver; request: BuiltRequest } {
   driver.append(
     { type: 'inbox/claim', at: 9, turn, step, messageIds: queued },
     { type: 'step/start', at: 9, turn, step },
-    { type: 'user/message', at: 9, turn, step, messageId: queued[0] ?? '', origin: 'inject', source: 'test', content: 'fyi' },
+    {
+      type: 'user/message',
+      at: 9,
+      turn,
+      step,
+      messageId: queued[0] ?? '',
+      origin: 'inject',
+      source: 'test',
+      content: 'fyi',
+    },
   );
   return { driver, request: buildSessionRequest(s) };
 }
 
 /** A mutable deep copy, edited, then frozen again: the "clone, edit, hand on" plugin. */
-function tampered(request: BuiltRequest, edit: (copy: { -readonly [K in keyof BuiltRequest]: any }) => void): BuiltRequest {
+function tampered(
+  request: BuiltRequest,
+  edit: (copy: { -readonly [K in keyof BuiltRequest]: any }) => void,
+): BuiltRequest {
   const copy = JSON.parse(JSON.stringify(request)) as { -readonly [K in keyof BuiltRequest]: any };
   edit(copy);
   return deepFreeze(copy as BuiltRequest);
@@ -49,7 +61,11 @@ describe('verifyRequest', () => {
 
   const edits: Array<[string, (r: any) => void, string]> = [
     ['one message changed', (r) => (r.messages[2].content = 'edited'), 'messages[2]'],
-    ['a message added at the end', (r) => r.messages.push({ role: 'user', content: 'sneaky' }), 'messages.length (7 sent, 6 derived)'],
+    [
+      'a message added at the end',
+      (r) => r.messages.push({ role: 'user', content: 'sneaky' }),
+      'messages.length (7 sent, 6 derived)',
+    ],
     ['a message inserted in front', (r) => r.messages.unshift({ role: 'user', content: 'sneaky' }), 'messages[0]'],
     ['a message removed', (r) => r.messages.splice(3, 1), 'messages[3]'],
     ['the model changed', (r) => (r.config.model = 'gpt-5'), 'config.model'],
@@ -86,7 +102,15 @@ describe('verifyRequest', () => {
   it('refuses when the log moved on: a model-visible event appended after the build', () => {
     const { driver, request } = pendingRequest();
     const s = driver.session;
-    driver.append({ type: 'assistant/message', at: 10, turn: request.turn, step: request.step, content: 'x', toolCalls: [], finishReason: 'stop' });
+    driver.append({
+      type: 'assistant/message',
+      at: 10,
+      turn: request.turn,
+      step: request.step,
+      content: 'x',
+      toolCalls: [],
+      finishReason: 'stop',
+    });
     expect(() => verifyRequest(request, s.events)).toThrow(/no open step|differs/);
   });
 });

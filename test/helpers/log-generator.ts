@@ -28,7 +28,14 @@ export interface StepRecord {
 }
 
 export const logCommandArbitrary: fc.Arbitrary<LogCommand> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('send' as const), origin: fc.constantFrom('followup' as const, 'steer' as const, 'inject' as const), text: fc.string({ maxLength: 40 }) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('send' as const),
+      origin: fc.constantFrom('followup' as const, 'steer' as const, 'inject' as const),
+      text: fc.string({ maxLength: 40 }),
+    }),
+  },
   {
     weight: 4,
     arbitrary: fc.record({
@@ -40,7 +47,10 @@ export const logCommandArbitrary: fc.Arbitrary<LogCommand> = fc.oneof(
     }),
   },
   { weight: 1, arbitrary: fc.constant({ kind: 'end-turn' as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('replace' as const), from: fc.nat(), length: fc.nat({ max: 6 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('replace' as const), from: fc.nat(), length: fc.nat({ max: 6 }) }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('prune' as const), pick: fc.nat() }) },
 );
 
@@ -109,7 +119,8 @@ export class LogDriver {
     const queued = [...state.queue.values()].sort((a, b) => a.enqueuedAt - b.enqueuedAt);
     const nextTurn = step === 1 ? queued.find((m) => m.target === 'next-turn') : undefined;
     const claimed = [...(nextTurn ? [nextTurn] : []), ...queued.filter((m) => m.target === 'next-step')];
-    if (claimed.length > 0) this.append({ type: 'inbox/claim', at, turn, step, messageIds: claimed.map((m) => m.messageId) });
+    if (claimed.length > 0)
+      this.append({ type: 'inbox/claim', at, turn, step, messageIds: claimed.map((m) => m.messageId) });
     this.append({ type: 'step/start', at, turn, step });
     for (const m of claimed) {
       this.append({
@@ -127,9 +138,20 @@ export class LogDriver {
     if (!current || command.changeHeader) {
       this.#headerVersion++;
       this.#epoch++;
-      this.append({ type: 'request/header', at, turn, step, reason: current ? 'change' : 'initial', header: header(this.#headerVersion) });
+      this.append({
+        type: 'request/header',
+        at,
+        turn,
+        step,
+        reason: current ? 'change' : 'initial',
+        header: header(this.#headerVersion),
+      });
     }
-    this.steps.push({ request: buildSessionRequest(this.session), epoch: this.#epoch, replaceGeneration: this.session.replaceGeneration });
+    this.steps.push({
+      request: buildSessionRequest(this.session),
+      epoch: this.#epoch,
+      replaceGeneration: this.session.replaceGeneration,
+    });
     const toolCalls = Array.from({ length: command.toolCalls }, (_, i) => ({
       id: `call_${turn}_${step}_${i}`,
       name: 'read_file',
@@ -206,10 +228,19 @@ export function safeCutPoints(surface: readonly Message[]): number[] {
 
 export function header(version: number): RequestHeader {
   return {
-    config: { provider: 'deepseek', model: version % 2 ? 'deepseek-chat' : 'deepseek-reasoner', temperature: 0, includeUsage: true },
+    config: {
+      provider: 'deepseek',
+      model: version % 2 ? 'deepseek-chat' : 'deepseek-reasoner',
+      temperature: 0,
+      includeUsage: true,
+    },
     system: `You are a careful agent (v${version}).`,
     tools: [
-      { name: 'read_file', description: 'Read a file', parameters: { type: 'object', properties: { path: { type: 'string' } } } },
+      {
+        name: 'read_file',
+        description: 'Read a file',
+        parameters: { type: 'object', properties: { path: { type: 'string' } } },
+      },
     ],
     prefix: [{ role: 'user', content: 'Workspace: /tmp/demo' }],
   };
