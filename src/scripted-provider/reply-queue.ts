@@ -1,0 +1,58 @@
+// Picks the scripted reply for each valid request: in `ordered` mode the next unused reply, in `match`
+// mode the first unused reply whose `match` holds (a reply without `match` matches anything). A reply
+// with `repeat: n` is used n times. Counts what ran out.
+import { contentText, type ChatCompletionRequest } from './chat-completion-request.js';
+import type { LoadedScript, Reply } from './script.js';
+
+export type Selection =
+  | { readonly kind: 'reply'; readonly reply: Reply; readonly position: number }
+  | { readonly kind: 'exhausted'; readonly exhaustedCount: number };
+
+export interface ReplyQueueStats {
+  /** Replies handed out (a repeated reply counts once per use). */
+  readonly used: number;
+  /** Uses left over all replies. */
+  readonly remaining: number;
+  /** Requests that found no reply. */
+  readonly exhausted: number;
+}
+
+/** The text of the last `user` message ('' when there is none). */
+export function lastUserText(request: Pick<ChatCompletionRequest, 'messages'>): string {
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const message = request.messages[i];
+    if (message?.role === 'user') return contentText(message.content);
+  }
+  return '';
+}
+
+export class ReplyQueue {
+  private readonly remaining: number[];
+  private used = 0;
+  private exhausted = 0;
+
+  constructor(private readonly script: LoadedScript) {
+    this.remaining = script.replies.map((reply) => reply.repeat);
+  }
+
+  next(request: Pick<ChatCompletionRequest, 'messages'>): Selection {
+    const userText = this.script.mode === 'match' ? lastUserText(request) : '';
+    for (const [position, reply] of this.script.replies.entries()) {
+      if ((this.remaining[position] ?? 0) <= 0) continue;
+      if (this.script.mode === 'match' && reply.match && !userText.includes(reply.match.lastUserContains)) continue;
+      this.remaining[position] = (this.remaining[position] ?? 0) - 1;
+      this.used++;
+      return { kind: 'reply', reply, position };
+    }
+    this.exhausted++;
+    return { kind: 'exhausted', exhaustedCount: this.exhausted };
+  }
+
+  stats(): ReplyQueueStats {
+    return {
+      used: this.used,
+      remaining: this.remaining.reduce((sum, n) => sum + n, 0),
+      exhausted: this.exhausted,
+    };
+  }
+}

@@ -1,0 +1,407 @@
+// The scripted provider: a real OpenAI-compatible HTTP server on loopback (node:http) that records
+// every request byte-exact before judging it, rejects what real providers reject, and answers valid
+// requests with the script's replies, faults and simulated prefix-cache usage.
+import { appendFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { apiError, type ApiError } from './api-error.js';
+import { buildUsage } from './build-usage.js';
+import { canonicalInput, canonicalOutput, completionTokenCounts } from './canonical-tokens.js';
+import type { ChatCompletionChunk, ModelList, Usage } from './chat-completion-response.js';
+import { PrefixCache, type CacheLookup } from './prefix-cache.js';
+import {
+  CREATED_EPOCH_SECONDS,
+  completionBody,
+  emptyChunk,
+  replyTurn,
+  responseMeta,
+  streamChunks,
+  type ResponseMeta,
+} from './render-reply.js';
+import { ReplyQueue } from './reply-queue.js';
+import { loadScript, parseScript, type CacheMode, type Fault, type Reply, type Script } from './script.js';
+import { validateRequest } from './validate-request.js';
+
+export interface RecordedRequest {
+  readonly index: number;
+  readonly path: string;
+  readonly method: string;
+  /** Lower-case header names; credentials (`authorization`, `x-api-key`, ...) are masked. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body bytes as received, decoded as UTF-8 (exact for every valid UTF-8 body). */
+  readonly body: string;
+  /** Wall-clock milliseconds when the body was complete. */
+  readonly receivedAt: number;
+}
+
+export interface ScriptedProviderStats {
+  /** Requests received (every path). */
+  readonly requests: number;
+  /** Chat-completion requests rejected by validation. */
+  readonly rejected: number;
+  /** Valid requests that found the script exhausted (answered 500). */
+  readonly exhausted: number;
+  readonly repliesUsed: number;
+  readonly repliesRemaining: number;
+}
+
+export interface ScriptedProvider {
+  /** Base URL including `/v1`, e.g. `http://127.0.0.1:41234/v1`. */
+  readonly url: string;
+  readonly port: number;
+  /** Every request received, in arrival order. */
+  requests(): readonly RecordedRequest[];
+  stats(): ScriptedProviderStats;
+  close(): Promise<void>;
+}
+
+export interface StartScriptedProviderOptions {
+  /** The script itself, or the path of a `.json` / `.yaml` script file. */
+  script: Script | string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** JSONL file that gets one RecordedRequest per line, appended as requests arrive. */
+  recordFile?: string;
+  /** Overrides the script's `cache`. */
+  cache?: CacheMode;
+}
+
+export const REDACTED = '[redacted]';
+const CREDENTIAL_HEADERS = new Set(['x-api-key', 'api-key']);
+
+/** Keeps the scheme of an `Authorization` value and masks the rest: keys are never recorded. */
+function redactCredential(value: string): string {
+  const scheme = /^\s*([A-Za-z][\w.+-]*)\s+\S/.exec(value);
+  return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;
+}
+
+function recordHeaders(headers: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(headers)) {
+    if (raw === undefined) continue;
+    const value = Array.isArray(raw) ? raw.join(', ') : raw;
+    if (name === 'authorization' || name === 'proxy-authorization') out[name] = redactCredential(value);
+    else if (CREDENTIAL_HEADERS.has(name)) out[name] = REDACTED;
+    else out[name] = value;
+  }
+  return out;
+}
+
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError';
+}
+
+/** Writes and waits until the bytes are handed to the socket (so a later destroy cannot drop them). */
+function write(res: ServerResponse, data: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    res.write(data, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+async function pause(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms > 0) await sleep(ms, undefined, { signal });
+  else if (signal.aborted) throw signal.reason;
+}
+
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function sendError(res: ServerResponse, error: ApiError, requestId: string): void {
+  sendJson(res, error.status, error.body, { 'x-request-id': requestId, ...error.headers });
+}
+
+const STATUS_CODES: Readonly<Record<number, { type: string; code: string }>> = {
+  400: { type: 'invalid_request_error', code: 'invalid_request_error' },
+  401: { type: 'authentication_error', code: 'invalid_api_key' },
+  402: { type: 'invalid_request_error', code: 'insufficient_balance' },
+  403: { type: 'permission_error', code: 'permission_denied' },
+  404: { type: 'invalid_request_error', code: 'not_found' },
+  413: { type: 'invalid_request_error', code: 'request_too_large' },
+  422: { type: 'invalid_request_error', code: 'invalid_parameters' },
+  429: { type: 'requests', code: 'rate_limit_exceeded' },
+};
+
+/** The error answer of an HTTP-status fault, or undefined for faults that play out on a 200. */
+function statusFault(fault: Fault | undefined): ApiError | undefined {
+  switch (fault?.kind) {
+    case 'rate-limit':
+      return apiError(429, fault.message ?? 'Rate limit reached for requests (scripted fault). Please retry later.', {
+        type: 'requests',
+        code: 'rate_limit_exceeded',
+        headers: {
+          'retry-after': String(Math.ceil(fault.retryAfterSeconds)),
+          'retry-after-ms': String(Math.round(fault.retryAfterSeconds * 1000)),
+        },
+      });
+    case 'server-error':
+      return apiError(
+        fault.status,
+        fault.message ?? 'The server had an error while processing your request (scripted fault).',
+        {
+          type: 'server_error',
+          code: 'server_error',
+        },
+      );
+    case 'status': {
+      const known = STATUS_CODES[fault.status];
+      return apiError(fault.status, fault.message ?? `Scripted ${fault.status} fault.`, {
+        type: fault.type ?? known?.type ?? (fault.status >= 500 ? 'server_error' : 'invalid_request_error'),
+        code: fault.code ?? known?.code ?? (fault.status >= 500 ? 'server_error' : 'invalid_request_error'),
+      });
+    }
+    default:
+      return undefined;
+  }
+}
+
+const SSE_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+};
+
+const sse = (chunk: ChatCompletionChunk): string => `data: ${JSON.stringify(chunk)}\n\n`;
+
+export async function startScriptedProvider(options: StartScriptedProviderOptions): Promise<ScriptedProvider> {
+  const script =
+    typeof options.script === 'string' ? loadScript(options.script) : parseScript(options.script, '<inline script>');
+  const cacheMode = options.cache ?? script.cache;
+  const cache = cacheMode === 'off' ? undefined : new PrefixCache(cacheMode);
+  const queue = new ReplyQueue(script);
+  const recorded: RecordedRequest[] = [];
+  const recordFile = options.recordFile;
+  if (recordFile !== undefined) appendFileSync(recordFile, ''); // fail now, not on the first request
+  const lifetime = new AbortController();
+  let rejected = 0;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const parts: Buffer[] = [];
+    for await (const part of req) parts.push(part as Buffer);
+    const bytes = Buffer.concat(parts);
+    const index = recorded.length;
+    const record: RecordedRequest = Object.freeze({
+      index,
+      path: req.url ?? '',
+      method: req.method ?? '',
+      headers: Object.freeze(recordHeaders(req.headers)),
+      body: bytes.toString('utf8'),
+      receivedAt: Date.now(),
+    });
+    recorded.push(record);
+    if (recordFile !== undefined) appendFileSync(recordFile, `${JSON.stringify(record)}\n`);
+
+    const requestId = `req-scripted-${index}`;
+    const pathname = new URL(req.url ?? '/', 'http://scripted.invalid').pathname.replace(/\/+$/, '');
+    if (pathname === '/v1/models' || pathname === '/models') {
+      if (req.method !== 'GET')
+        return sendError(res, apiError(405, 'Method not allowed.', { code: 'method_not_allowed' }), requestId);
+      const list: ModelList = {
+        object: 'list',
+        data: script.models.map((id) => ({
+          id,
+          object: 'model',
+          created: CREATED_EPOCH_SECONDS,
+          owned_by: 'scripted-provider',
+        })),
+      };
+      return sendJson(res, 200, list, { 'x-request-id': requestId });
+    }
+    if (pathname !== '/v1/chat/completions' && pathname !== '/chat/completions') {
+      return sendError(
+        res,
+        apiError(404, `Unknown request URL: ${req.method ?? ''} ${req.url ?? ''}.`, { code: 'unknown_url' }),
+        requestId,
+      );
+    }
+    if (req.method !== 'POST') {
+      return sendError(res, apiError(405, 'Method not allowed: use POST.', { code: 'method_not_allowed' }), requestId);
+    }
+
+    const verdict = validateRequest(bytes, { models: script.models, reasoningPassBack: script.reasoningPassBack });
+    if (!verdict.ok) {
+      rejected++;
+      return sendError(res, verdict.error, requestId);
+    }
+    const request = verdict.request;
+    const selection = queue.next(request);
+    if (selection.kind === 'exhausted') {
+      const message =
+        `scripted provider: script exhausted: no reply left for request #${index} ` +
+        `(exhausted request ${selection.exhaustedCount}; the script's ${script.replies.length} replies are used up` +
+        `${script.mode === 'match' ? ' or none matches' : ''})`;
+      return sendError(res, apiError(500, message, { type: 'server_error', code: 'script_exhausted' }), requestId);
+    }
+    const reply = selection.reply;
+    const stream = request.stream === true;
+    const meta = responseMeta(index, request.model, stream && request.stream_options?.include_usage === true);
+    const failure = statusFault(reply.fault);
+
+    // Cache and usage are settled now, in arrival order, whatever the delays: the simulation stays
+    // deterministic. Status faults never reach the model, so they leave the cache alone; other faults
+    // persist the input, and only a complete output persists the output unit.
+    let usage: Usage | undefined;
+    if (failure === undefined) {
+      const turn = replyTurn(reply);
+      const input = canonicalInput(request);
+      const lookup: CacheLookup = cache
+        ? cache.process(input, reply.fault === undefined ? canonicalOutput(turn) : undefined)
+        : { promptTokens: input.tokens.length, hitTokens: 0, missTokens: input.tokens.length };
+      usage = buildUsage(cacheMode, lookup, completionTokenCounts(turn), reply.usage);
+    }
+
+    const signal = AbortSignal.any([lifetime.signal, closeSignal(res)]);
+    await pause(reply.delayMs, signal);
+    if (failure !== undefined) return sendError(res, failure, requestId);
+    await play(res, reply, meta, usage ?? zeroUsage, stream, signal, requestId);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (isAbort(error) || res.destroyed) {
+        res.destroy();
+        return;
+      }
+      if (!res.headersSent) {
+        const detail = error instanceof Error ? error.message : String(error);
+        sendJson(
+          res,
+          500,
+          apiError(500, `scripted provider internal error: ${detail}`, { code: 'internal_error' }).body,
+        );
+      } else {
+        res.destroy();
+      }
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+
+  return {
+    url: `http://${host}:${address.port}/v1`,
+    port: address.port,
+    requests: () => recorded.slice(),
+    stats: () => {
+      const queueStats = queue.stats();
+      return {
+        requests: recorded.length,
+        rejected,
+        exhausted: queueStats.exhausted,
+        repliesUsed: queueStats.used,
+        repliesRemaining: queueStats.remaining,
+      };
+    },
+    close: () => {
+      closing ??= new Promise<void>((resolve, reject) => {
+        lifetime.abort();
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+const zeroUsage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
+/** Aborts when the response closes (finished, or the client went away). */
+function closeSignal(res: ServerResponse): AbortSignal {
+  const controller = new AbortController();
+  res.once('close', () => controller.abort());
+  return controller.signal;
+}
+
+/** Plays a reply (or a 200-level fault) onto the response. */
+async function play(
+  res: ServerResponse,
+  reply: Reply,
+  meta: ResponseMeta,
+  usage: Usage,
+  stream: boolean,
+  signal: AbortSignal,
+  requestId: string,
+): Promise<void> {
+  const fault = reply.fault;
+  const headers = stream ? SSE_HEADERS : { 'content-type': 'application/json' };
+  if (fault?.kind === 'disconnect' && !stream) {
+    res.socket?.destroy();
+    return;
+  }
+  if (fault?.kind === 'hang') {
+    res.writeHead(200, { ...headers, 'x-request-id': requestId });
+    res.flushHeaders();
+    const timer = fault.keepAlive
+      ? setInterval(() => {
+          // A comment line in SSE; leading whitespace (legal before JSON) otherwise.
+          res.write(stream ? ': keep-alive\n\n' : ' ');
+        }, fault.keepAliveIntervalMs)
+      : undefined;
+    try {
+      await untilAborted(signal);
+    } finally {
+      clearInterval(timer);
+    }
+    res.destroy();
+    return;
+  }
+  if (!stream) {
+    if (fault?.kind === 'malformed-sse') {
+      res.writeHead(200, { ...headers, 'x-request-id': requestId });
+      res.end(`{"id":"${meta.id}","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist`);
+      return;
+    }
+    const empty = fault?.kind === 'empty';
+    return sendJson(res, 200, completionBody(reply, meta, empty ? undefined : usage, empty), {
+      'x-request-id': requestId,
+    });
+  }
+
+  res.writeHead(200, { ...headers, 'x-request-id': requestId });
+  res.flushHeaders();
+  if (fault?.kind === 'empty') {
+    await write(res, sse(emptyChunk(meta)));
+    res.end('data: [DONE]\n\n');
+    return;
+  }
+  const chunks = streamChunks(reply, meta, usage);
+  if (fault?.kind === 'malformed-sse') {
+    const first = chunks[0];
+    if (first) await write(res, sse(first));
+    await pause(reply.chunkDelayMs, signal);
+    res.end(
+      `data: {"id":"${meta.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"unterminated\n\n`,
+    );
+    return;
+  }
+  const limit = fault?.kind === 'disconnect' ? fault.afterChunks : Number.POSITIVE_INFINITY;
+  for (const [i, chunk] of chunks.entries()) {
+    if (i >= limit) break;
+    if (i > 0) await pause(reply.chunkDelayMs, signal);
+    await write(res, sse(chunk));
+  }
+  if (fault?.kind === 'disconnect') {
+    res.socket?.destroy();
+    return;
+  }
+  res.end('data: [DONE]\n\n');
+}
