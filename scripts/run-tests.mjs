@@ -8,7 +8,14 @@ import { join } from 'node:path';
 
 const dir = mkdtempSync(join(tmpdir(), 'dh-test-report-'));
 const report = join(dir, 'report.json');
-const args = ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)];
+const args = [
+  'vitest',
+  'run',
+  '--reporter=default',
+  '--reporter=json',
+  `--outputFile.json=${report}`,
+  ...process.argv.slice(2),
+];
 const run = spawnSync('npx', args, { stdio: 'inherit' });
 
 let summary;
