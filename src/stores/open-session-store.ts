@@ -1,0 +1,54 @@
+// Picks and opens the session-log backend a store spec names: a postgres:// URL or a SQLite file path.
+import { DhError } from '../core/errors.js';
+import { messageOf } from './event-row.js';
+import { PostgresSessionStore } from './postgres-session-store.js';
+import type { SessionStore } from './session-store.js';
+import { SqliteSessionStore } from './sqlite-session-store.js';
+
+/** The spec cannot name or reach a store. Not in `ErrorCode` yet: it is a startup failure, not a log one. */
+export const STORE_SPEC_INVALID = 'STORE_SPEC_INVALID';
+
+/**
+ * `postgres://…` or `postgresql://…` opens PostgreSQL; any other URL scheme is refused; anything else
+ * is a SQLite file path (created if missing; its directory must exist), or `:memory:`.
+ */
+export async function openSessionStore(spec: string): Promise<SessionStore> {
+  const trimmed = spec.trim();
+  if (trimmed === '') throw invalidSpec(spec, 'it is empty; give a SQLite file path or a postgres:// URL');
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(trimmed)?.[1]?.toLowerCase();
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    try {
+      return await PostgresSessionStore.open(trimmed);
+    } catch (error) {
+      throw invalidSpec(redact(trimmed), `cannot open PostgreSQL: ${messageOf(error)}`, error);
+    }
+  }
+  if (scheme !== undefined) {
+    throw invalidSpec(spec, `unsupported scheme "${scheme}://"; use postgres://, postgresql:// or a SQLite file path`);
+  }
+  try {
+    return SqliteSessionStore.open(trimmed);
+  } catch (error) {
+    throw invalidSpec(spec, `cannot open SQLite file: ${messageOf(error)}`, error);
+  }
+}
+
+function invalidSpec(spec: string, problem: string, cause?: unknown): DhError {
+  return new DhError(
+    STORE_SPEC_INVALID,
+    `session store "${spec}": ${problem}`,
+    { spec, problem },
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/** The URL without its password, for error messages. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+  }
+}

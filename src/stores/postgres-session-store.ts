@@ -1,0 +1,222 @@
+// The PostgreSQL session-log backend (pg Pool) for deployments with many workers: the same schema as
+// SQLite, and races between processes settled by the unique constraints, not by a pre-check alone.
+import pg from 'pg';
+import type { SessionEvent } from '../core/events.js';
+import { planAppend, prepareAppend, retryOnUniqueViolation, type PreparedAppend } from './append-plan.js';
+import {
+  assertSeq,
+  assertSessionId,
+  listLimit,
+  readRange,
+  rowsToEvents,
+  sessionNotFound,
+  type EventRow,
+} from './event-row.js';
+import type { AppendResult, CreateSessionOptions, SessionStore, SessionSummary } from './session-store.js';
+
+// `body` is TEXT, not jsonb: jsonb reorders keys, drops duplicate ones and renormalizes numbers, so the
+// stored bytes would stop being the appended ones. The digest column covers integrity; nothing here
+// queries inside bodies. Ids use the "C" collation: byte order, as in SQLite, and cheap equality.
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  created_at BIGINT NOT NULL,
+  parent_session_id TEXT COLLATE "C"
+);
+CREATE TABLE IF NOT EXISTS events (
+  session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions (session_id),
+  seq INTEGER NOT NULL CHECK (seq >= 0),
+  type TEXT COLLATE "C" NOT NULL,
+  key TEXT COLLATE "C" NOT NULL,
+  message_id TEXT COLLATE "C" CHECK (message_id IS NULL OR type = 'inbox/enqueue'),
+  digest TEXT NOT NULL,
+  at BIGINT NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (session_id, seq),
+  UNIQUE (session_id, key)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_inbox_message_id ON events (session_id, message_id)
+  WHERE message_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS sessions_newest_first ON sessions (created_at DESC, session_id DESC);
+`;
+
+/** Advisory lock key serializing schema creation, so concurrent first opens do not collide in the catalog. */
+const SCHEMA_LOCK_KEY = 0x64685f73; // "dh_s"
+
+const ROW_COLUMNS = 'seq, type, key, message_id AS "messageId", digest, at, body';
+
+/** unique_violation; serialization_failure and deadlock_detected, which a re-read also settles. */
+const RETRYABLE_CODES = new Set(['23505', '40001', '40P01']);
+
+export interface PostgresSessionStoreOptions {
+  /** Connections in the pool (pg's default is 10). */
+  readonly poolSize?: number;
+}
+
+export class PostgresSessionStore implements SessionStore {
+  private readonly pool: pg.Pool;
+  private closed = false;
+
+  private constructor(pool: pg.Pool) {
+    this.pool = pool;
+  }
+
+  /**
+   * Connects and creates the schema if it is missing, in the connection's `search_path` schema (pass
+   * `?options=-c%20search_path%3D<schema>` in the URL to use another one).
+   */
+  static async open(
+    connectionString: string,
+    options: PostgresSessionStoreOptions = {},
+  ): Promise<PostgresSessionStore> {
+    const pool = new pg.Pool({ connectionString, ...(options.poolSize !== undefined && { max: options.poolSize }) });
+    // An idle pooled connection that dies (server restart) is dropped by the pool and replaced on the
+    // next checkout; without a listener the 'error' event would crash the process instead.
+    pool.on('error', () => {});
+    try {
+      await inTransaction(pool, 'BEGIN', async (client) => {
+        await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [SCHEMA_LOCK_KEY]);
+        await client.query(SCHEMA);
+      });
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return new PostgresSessionStore(pool);
+  }
+
+  async create(sessionId: string, options: CreateSessionOptions): Promise<{ created: boolean }> {
+    assertSessionId('sessionId', sessionId);
+    assertSeq('createdAt', options.createdAt);
+    if (options.parentSessionId !== undefined) assertSessionId('parentSessionId', options.parentSessionId);
+    const result = await this.pool.query(
+      `INSERT INTO sessions (session_id, created_at, parent_session_id) VALUES ($1, $2, $3)
+       ON CONFLICT (session_id) DO NOTHING`,
+      [sessionId, options.createdAt, options.parentSessionId ?? null],
+    );
+    return { created: result.rowCount === 1 };
+  }
+
+  async append(sessionId: string, expectedSeq: number, events: readonly SessionEvent[]): Promise<AppendResult> {
+    const prepared = prepareAppend(sessionId, expectedSeq, events);
+    return retryOnUniqueViolation(sessionId, expectedSeq, isRetryable, () =>
+      // REPEATABLE READ: the head and the rows the plan looks at come from one snapshot. A concurrent
+      // writer that fills a slot after it makes our INSERT fail with 23505, and the retry re-reads.
+      inTransaction(this.pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ', (client) => appendAttempt(client, prepared)),
+    );
+  }
+
+  async read(sessionId: string, fromSeq?: number, toSeq?: number): Promise<SessionEvent[]> {
+    assertSessionId('sessionId', sessionId);
+    const { from, to } = readRange(fromSeq, toSeq);
+    const result = await this.pool.query<PgEventRow>(
+      `SELECT ${ROW_COLUMNS} FROM events
+       WHERE session_id = $1 AND seq >= $2::bigint AND ($3::bigint IS NULL OR seq < $3::bigint) ORDER BY seq`,
+      [sessionId, from, to],
+    );
+    const rows = result.rows.map(toEventRow);
+    if (rows.length === 0) await this.head(sessionId); // throws SESSION_NOT_FOUND for an unknown session
+    return rowsToEvents(sessionId, from, rows);
+  }
+
+  async head(sessionId: string): Promise<number> {
+    assertSessionId('sessionId', sessionId);
+    const { found, head } = await sessionHead(this.pool, sessionId);
+    if (!found) throw sessionNotFound(sessionId);
+    return head;
+  }
+
+  async list(options?: { limit?: number }): Promise<SessionSummary[]> {
+    const limit = listLimit(options);
+    // BIGINT arrives as a string; createdAt values are safe integers (checked by `create`).
+    const result = await this.pool.query<Omit<SessionSummary, 'createdAt'> & { createdAt: string }>(
+      `SELECT s.session_id AS "sessionId", s.created_at AS "createdAt", s.parent_session_id AS "parentSessionId",
+         COALESCE((SELECT e.seq FROM events e WHERE e.session_id = s.session_id ORDER BY e.seq DESC LIMIT 1) + 1, 0)
+           AS head
+       FROM sessions s ORDER BY s.created_at DESC, s.session_id DESC LIMIT $1::bigint`,
+      [limit],
+    );
+    return result.rows.map((r) => ({ ...r, createdAt: Number(r.createdAt) }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
+
+async function appendAttempt(client: pg.PoolClient, prepared: PreparedAppend): Promise<AppendResult> {
+  const { sessionId, expectedSeq } = prepared;
+  const { found, head } = await sessionHead(client, sessionId);
+  if (!found) throw sessionNotFound(sessionId);
+  const stored = await client.query<PgEventRow>(
+    `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = $1
+       AND ((seq >= $2::bigint AND seq < $3::bigint) OR key = ANY($4::text[]) OR message_id = ANY($5::text[]))`,
+    [sessionId, expectedSeq, expectedSeq + prepared.rows.length, prepared.keys, prepared.messageIds],
+  );
+  const plan = planAppend(prepared, { head, rows: stored.rows.map(toEventRow) });
+  if (plan.inserts.length > 0) {
+    const rows = plan.inserts;
+    // One statement for the whole batch, whatever its size (no per-row parameter limit).
+    await client.query(
+      `INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body)
+       SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[])`,
+      [
+        sessionId,
+        rows.map((r) => r.seq),
+        rows.map((r) => r.type),
+        rows.map((r) => r.key),
+        rows.map((r) => r.messageId),
+        rows.map((r) => r.digest),
+        rows.map((r) => r.at),
+        rows.map((r) => r.body),
+      ],
+    );
+  }
+  return plan.result;
+}
+
+async function sessionHead(db: pg.Pool | pg.PoolClient, sessionId: string): Promise<{ found: boolean; head: number }> {
+  const result = await db.query<{ found: boolean; last: number | null }>(
+    `SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1) AS found,
+       (SELECT seq FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) AS last`,
+    [sessionId],
+  );
+  const row = result.rows[0];
+  if (row === undefined) throw new Error('the session head query returned no row');
+  return { found: row.found, head: row.last === null ? 0 : row.last + 1 };
+}
+
+/** Runs `fn` in a transaction on one pooled connection; a connection that cannot roll back is discarded. */
+async function inTransaction<T>(pool: pg.Pool, begin: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query(begin);
+    try {
+      const result = await fn(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+      });
+      throw error;
+    }
+  } finally {
+    client.release(broken);
+  }
+}
+
+/** An `events` row as pg returns it: BIGINT arrives as a string (appended values are safe integers). */
+type PgEventRow = Omit<EventRow, 'at'> & { at: string };
+
+function toEventRow(r: PgEventRow): EventRow {
+  return { ...r, at: Number(r.at) };
+}
+
+function isRetryable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && RETRYABLE_CODES.has(code);
+}

@@ -1,0 +1,200 @@
+// The SQLite session-log backend (better-sqlite3): one file per deployment, WAL mode, one IMMEDIATE
+// transaction per append so the plan is made and applied under the database's write lock.
+import Database from 'better-sqlite3';
+import type { SessionEvent } from '../core/events.js';
+import {
+  planAppend,
+  prepareAppend,
+  retryOnUniqueViolation,
+  type PreparedAppend,
+  type StoredState,
+} from './append-plan.js';
+import {
+  assertSeq,
+  assertSessionId,
+  listLimit,
+  readRange,
+  rowsToEvents,
+  sessionNotFound,
+  type EventRow,
+} from './event-row.js';
+import type { AppendResult, CreateSessionOptions, SessionStore, SessionSummary } from './session-store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id TEXT NOT NULL PRIMARY KEY,
+  created_at INTEGER NOT NULL,
+  parent_session_id TEXT
+) STRICT;
+CREATE TABLE IF NOT EXISTS events (
+  session_id TEXT NOT NULL REFERENCES sessions (session_id),
+  seq INTEGER NOT NULL CHECK (seq >= 0),
+  type TEXT NOT NULL,
+  key TEXT NOT NULL,
+  message_id TEXT CHECK (message_id IS NULL OR type = 'inbox/enqueue'),
+  digest TEXT NOT NULL,
+  at INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (session_id, seq),
+  UNIQUE (session_id, key)
+) STRICT;
+CREATE UNIQUE INDEX IF NOT EXISTS events_inbox_message_id ON events (session_id, message_id)
+  WHERE message_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS sessions_newest_first ON sessions (created_at DESC, session_id DESC);
+`;
+
+const ROW_COLUMNS = 'seq, type, key, message_id AS messageId, digest, at, body';
+
+export interface SqliteSessionStoreOptions {
+  /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
+  readonly busyTimeoutMs?: number;
+}
+
+export class SqliteSessionStore implements SessionStore {
+  private readonly db: Database.Database;
+  private readonly stmt: ReturnType<typeof prepareStatements>;
+  private readonly appendTx: (prepared: PreparedAppend) => AppendResult;
+
+  private constructor(db: Database.Database) {
+    this.db = db;
+    this.stmt = prepareStatements(db);
+    const tx = db.transaction((prepared: PreparedAppend) => this.appendInTransaction(prepared));
+    // IMMEDIATE: take the write lock before reading the head, so no other connection can fill the slot
+    // between the plan and the insert (a DEFERRED transaction would fail its lock upgrade instead).
+    this.appendTx = (prepared) => tx.immediate(prepared);
+  }
+
+  /** Opens (creating if needed) the store at `path`, or a private in-memory one for `:memory:`. */
+  static open(path: string, options: SqliteSessionStoreOptions = {}): SqliteSessionStore {
+    const db = new Database(path);
+    try {
+      // Set first: every later statement, including the WAL switch, waits for other connections' locks.
+      db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
+      db.pragma('journal_mode = WAL');
+      // FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power loss, and an append the
+      // workflow has been told succeeded must survive it, or its history would cite events the log lost.
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      db.transaction(() => db.exec(SCHEMA)).immediate();
+      return new SqliteSessionStore(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  create(sessionId: string, options: CreateSessionOptions): Promise<{ created: boolean }> {
+    return run(() => {
+      assertSessionId('sessionId', sessionId);
+      assertSeq('createdAt', options.createdAt);
+      if (options.parentSessionId !== undefined) assertSessionId('parentSessionId', options.parentSessionId);
+      const info = this.stmt.insertSession.run(sessionId, options.createdAt, options.parentSessionId ?? null);
+      return { created: info.changes === 1 };
+    });
+  }
+
+  append(sessionId: string, expectedSeq: number, events: readonly SessionEvent[]): Promise<AppendResult> {
+    return retryOnUniqueViolation(sessionId, expectedSeq, isUniqueViolation, () =>
+      run(() => this.appendTx(prepareAppend(sessionId, expectedSeq, events))),
+    );
+  }
+
+  read(sessionId: string, fromSeq?: number, toSeq?: number): Promise<SessionEvent[]> {
+    return run(() => {
+      assertSessionId('sessionId', sessionId);
+      const { from, to } = readRange(fromSeq, toSeq);
+      // One read transaction, so the rows and the session check see the same snapshot.
+      return this.db.transaction(() => {
+        const rows = this.stmt.readRange.all(sessionId, from, to ?? Number.MAX_SAFE_INTEGER) as EventRow[];
+        if (rows.length === 0 && this.stmt.selectSession.get(sessionId) === undefined) throw sessionNotFound(sessionId);
+        return rowsToEvents(sessionId, from, rows);
+      })();
+    });
+  }
+
+  head(sessionId: string): Promise<number> {
+    return run(() => {
+      assertSessionId('sessionId', sessionId);
+      return this.db.transaction(() => {
+        if (this.stmt.selectSession.get(sessionId) === undefined) throw sessionNotFound(sessionId);
+        return this.headOf(sessionId);
+      })();
+    });
+  }
+
+  list(options?: { limit?: number }): Promise<SessionSummary[]> {
+    return run(() => {
+      const limit = listLimit(options);
+      // SQLite reads a negative LIMIT as "no limit".
+      return this.stmt.list.all(limit ?? -1) as SessionSummary[];
+    });
+  }
+
+  close(): Promise<void> {
+    return run(() => {
+      if (this.db.open) this.db.close();
+    });
+  }
+
+  private appendInTransaction(prepared: PreparedAppend): AppendResult {
+    const { sessionId, expectedSeq, rows } = prepared;
+    if (this.stmt.selectSession.get(sessionId) === undefined) throw sessionNotFound(sessionId);
+    const byRange = this.stmt.rowsInRange.all(sessionId, expectedSeq, expectedSeq + rows.length) as EventRow[];
+    const byKey = this.stmt.rowsByKeys.all(sessionId, JSON.stringify(prepared.keys)) as EventRow[];
+    const byMessageId = this.stmt.rowsByMessageIds.all(sessionId, JSON.stringify(prepared.messageIds)) as EventRow[];
+    const stored: StoredState = { head: this.headOf(sessionId), rows: [...byRange, ...byKey, ...byMessageId] };
+    const plan = planAppend(prepared, stored);
+    for (const row of plan.inserts) {
+      this.stmt.insertEvent.run(sessionId, row.seq, row.type, row.key, row.messageId, row.digest, row.at, row.body);
+    }
+    return plan.result;
+  }
+
+  private headOf(sessionId: string): number {
+    const last = this.stmt.lastSeq.get(sessionId) as { seq: number } | undefined;
+    return last === undefined ? 0 : last.seq + 1;
+  }
+}
+
+function prepareStatements(db: Database.Database) {
+  return {
+    insertSession: db.prepare(
+      'INSERT INTO sessions (session_id, created_at, parent_session_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+    ),
+    selectSession: db.prepare('SELECT 1 FROM sessions WHERE session_id = ?'),
+    lastSeq: db.prepare('SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1'),
+    rowsInRange: db.prepare(`SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? AND seq < ?`),
+    rowsByKeys: db.prepare(
+      `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND key IN (SELECT value FROM json_each(?))`,
+    ),
+    rowsByMessageIds: db.prepare(
+      `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND message_id IN (SELECT value FROM json_each(?))`,
+    ),
+    insertEvent: db.prepare(
+      'INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    ),
+    readRange: db.prepare(
+      `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`,
+    ),
+    list: db.prepare(
+      `SELECT s.session_id AS sessionId, s.created_at AS createdAt, s.parent_session_id AS parentSessionId,
+         COALESCE((SELECT e.seq FROM events e WHERE e.session_id = s.session_id ORDER BY e.seq DESC LIMIT 1) + 1, 0)
+           AS head
+       FROM sessions s ORDER BY s.created_at DESC, s.session_id DESC LIMIT ?`,
+    ),
+  };
+}
+
+/** better-sqlite3 is synchronous; the contract is async, and a throw must become a rejection. */
+function run<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
