@@ -1,6 +1,6 @@
 // The row form of a session event, shared by every SQL backend: event -> row on append, row -> event
 // (re-validated, never trusted) on load, and the argument checks and errors both backends raise.
-import { eventDigest } from '../core/event-digest.js';
+import { nativeEventDigest } from './native-sha256.js';
 import { ErrorCode, InvalidEventError, StoreError } from '../core/errors.js';
 import { parseEvent, type SessionEvent } from '../core/events.js';
 
@@ -26,7 +26,7 @@ export function eventToRow(event: SessionEvent): EventRow {
     type: event.type,
     key: idColumn(event.key),
     messageId: event.type === 'inbox/enqueue' ? idColumn(event.messageId) : null,
-    digest: eventDigest(event),
+    digest: nativeEventDigest(event),
     at: event.at,
     // The caller's own key order is kept, so what `read` returns serializes to the same bytes.
     body: JSON.stringify(event),
@@ -60,7 +60,7 @@ export function rowToEvent(sessionId: string, row: EventRow): SessionEvent {
       `stored body (${event.type} "${event.key}") does not match its row (${row.type} "${row.key}")`,
     );
   }
-  const digest = eventDigest(event);
+  const digest = nativeEventDigest(event);
   if (digest !== row.digest) {
     throw new InvalidEventError(sessionId, row.seq, `stored body has digest ${digest}, its row says ${row.digest}`);
   }

@@ -102,3 +102,16 @@ describe('derivation properties', () => {
     );
   });
 });
+
+describe('digests', () => {
+  it('the native sha256 used on the activity side equals the pure one the sandbox uses', async () => {
+    const { nativeSha256Digest } = await import('../../src/stores/native-sha256.js');
+    const { sha256Digest } = await import('../../src/core/index.js');
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme' }), (text) => {
+        expect(nativeSha256Digest(text)).toBe(sha256Digest(text));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
