@@ -1,20 +1,66 @@
-// Starts the real services the suite needs, once per run, and hands their addresses to the tests.
+// Starts the real services the suite needs, once per run, and hands their addresses to the tests:
+// PostgreSQL, a Temporal dev server (CLI built on first use) and the prebuilt session-workflow bundle.
+import { rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { TestProject } from 'vitest/node';
+
+/** Search attributes the session workflow sets; registered at server start. */
+export const TEST_SEARCH_ATTRIBUTES = {
+  DhSessionStatus: 'Keyword',
+  DhTurns: 'Int',
+  DhTotalTokens: 'Int',
+} as const;
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const teardowns: Array<() => Promise<void>> = [];
-  // PostgreSQL: see test/setup/postgres.ts (installed and started here when none is configured).
-  const { startPostgres } = await import('./postgres.js');
-  const pg = await startPostgres();
-  project.provide('postgresUrl', pg.url);
-  teardowns.push(pg.stop);
-  return async () => {
-    for (const teardown of teardowns.reverse()) await teardown();
+  const teardown = async () => {
+    for (const stop of teardowns.reverse()) await stop();
   };
+  // Vitest puts no timeout on global setup, so a cold Temporal CLI build (~3 min) may run here.
+  const results = await Promise.allSettled([
+    (async () => {
+      // PostgreSQL: see test/setup/postgres.ts (installed and started here when none is configured).
+      const { startPostgres } = await import('./postgres.js');
+      const pg = await startPostgres();
+      teardowns.push(pg.stop);
+      project.provide('postgresUrl', pg.url);
+    })(),
+    (async () => {
+      // Temporal: see src/local-stack (the CLI comes from TEMPORAL_CLI_PATH, PATH, the cache, or `go install`).
+      const { resolveTemporalCli } = await import('../../src/local-stack/temporal-cli.js');
+      const { startDevServer } = await import('../../src/local-stack/dev-server.js');
+      const cliPath = await resolveTemporalCli({ log: (line) => console.log(line) });
+      const server = await startDevServer({ cliPath, searchAttributes: TEST_SEARCH_ATTRIBUTES });
+      teardowns.push(server.stop);
+      project.provide('temporalCliPath', cliPath);
+      project.provide('temporalAddress', server.address);
+      project.provide('temporalNamespace', server.namespace);
+    })(),
+    (async () => {
+      const { bundleSessionWorkflows } = await import('../../src/local-stack/bundle-workflows.js');
+      const { codePath } = await bundleSessionWorkflows();
+      teardowns.push(() => rm(dirname(codePath), { recursive: true, force: true }));
+      project.provide('workflowBundlePath', codePath);
+    })(),
+  ]);
+  const failures = results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+  if (failures.length > 0) {
+    await teardown();
+    if (failures.length === 1) throw failures[0];
+    throw new AggregateError(failures, failures.map((failure) => String(failure)).join('\n'));
+  }
+  return teardown;
 }
 
 declare module 'vitest' {
   export interface ProvidedContext {
     postgresUrl: string;
+    /** host:port of the run's Temporal dev server frontend. */
+    temporalAddress: string;
+    temporalNamespace: string;
+    /** The Temporal CLI binary the server runs from (for tests that start their own servers). */
+    temporalCliPath: string;
+    /** The prebuilt session-workflow bundle: `Worker.create({ workflowBundle: { codePath } })`. */
+    workflowBundlePath: string;
   }
 }

@@ -1,0 +1,42 @@
+// Bundles the session workflows (src/workflows/index.ts) with Temporal's webpack bundler into one file,
+// so workers load prebuilt code (`workflowBundle: { codePath }`) instead of bundling at every start.
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+
+/**
+ * The workflow entry point next to this module: `index.ts` when running from source, `index.js` from a
+ * build. Relative imports inside it use `.js` extensions for `.ts` files (NodeNext); the bundler's own
+ * webpack config maps them (`resolve.extensionAlias`), so no config hook is needed.
+ */
+export function sessionWorkflowsPath(): string {
+  const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'workflows');
+  const source = join(dir, 'index.ts');
+  return existsSync(source) ? source : join(dir, 'index.js');
+}
+
+export async function bundleSessionWorkflows(outFile?: string): Promise<{ codePath: string }> {
+  const workflowsPath = sessionWorkflowsPath();
+  let code: string;
+  try {
+    ({ code } = await bundleWorkflowCode({
+      workflowsPath,
+      // Webpack's progress lines are noise; warnings and errors still show.
+      logger: new DefaultLogger('WARN'),
+    }));
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(
+      `bundling the session workflows (${workflowsPath}) failed. Workflow code must not import Node built-ins ` +
+        `or Node-side modules (see CONTRIBUTING.md); the bundler said:\n${message}`,
+      { cause: error },
+    );
+  }
+  const codePath = outFile ?? join(await mkdtemp(join(tmpdir(), 'dh-workflows-')), 'workflow-bundle.js');
+  await mkdir(dirname(codePath), { recursive: true });
+  await writeFile(codePath, code);
+  return { codePath };
+}

@@ -1,0 +1,254 @@
+// Runs a local Temporal dev server (`temporal server start-dev`) as a child process on free 127.0.0.1
+// ports, waits until its frontend answers, and stops its whole process group.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { access, constants } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { Connection } from '@temporalio/client';
+
+export type SearchAttributeTypeName = 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
+
+export interface StartDevServerOptions {
+  readonly cliPath: string;
+  readonly ip?: '127.0.0.1';
+  /** Frontend gRPC port; 0 or undefined picks a free one. */
+  readonly port?: number;
+  /** Web UI port when not headless; 0 or undefined picks a free one. */
+  readonly uiPort?: number;
+  /** Default true: no Web UI. */
+  readonly headless?: boolean;
+  /** SQLite file that keeps state across restarts; default in-memory. */
+  readonly dbFile?: string;
+  /** Default 'default' (always created by the dev server). */
+  readonly namespace?: string;
+  readonly dynamicConfig?: Readonly<Record<string, string | number | boolean>>;
+  readonly searchAttributes?: Readonly<Record<string, SearchAttributeTypeName>>;
+  /** Append the server's stdout and stderr here (they are always kept in memory for error messages). */
+  readonly logFile?: string;
+  /** How long to wait for the frontend to answer (default 30 s). */
+  readonly readyTimeoutMs?: number;
+}
+
+export interface DevServer {
+  /** host:port of the frontend gRPC service. */
+  readonly address: string;
+  readonly uiAddress: string | null;
+  readonly namespace: string;
+  readonly pid: number;
+  /** SIGTERM to the server's process group, SIGKILL after a grace period; safe to call twice. */
+  readonly stop: () => Promise<void>;
+}
+
+/** Dynamic config the product needs (updates, async-accepted updates, update-with-start). */
+export const REQUIRED_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = {
+  'frontend.enableUpdateWorkflowExecution': true,
+  'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
+  'frontend.enableExecuteMultiOperation': true,
+};
+
+const DEFAULT_READY_TIMEOUT_MS = 30_000;
+const STOP_GRACE_MS = 5_000;
+const OUTPUT_TAIL_CHARS = 4_000;
+const PORT_ATTEMPTS = 3;
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
+export async function startDevServer(options: StartDevServerOptions): Promise<DevServer> {
+  try {
+    await access(options.cliPath, constants.X_OK);
+  } catch {
+    throw new Error(
+      `cannot start the Temporal dev server: the Temporal CLI path ${JSON.stringify(options.cliPath)} is not an ` +
+        'executable file (resolve it with resolveTemporalCli(), or set TEMPORAL_CLI_PATH)',
+    );
+  }
+  // Only ports we picked ourselves may have been taken in between: retry those with new ones.
+  const ownPorts = !options.port && (options.headless === false ? !options.uiPort : true);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (!ownPorts || attempt >= PORT_ATTEMPTS || !(error instanceof PortTakenError)) throw error;
+    }
+  }
+}
+
+/** The argv after the binary, exposed so callers (and the docs) can see the exact command line. */
+export function devServerArgs(
+  options: StartDevServerOptions,
+  ports: { port: number; uiPort: number | null },
+): string[] {
+  const ip = options.ip ?? '127.0.0.1';
+  const namespace = options.namespace ?? 'default';
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(ports.port)];
+  if (ports.uiPort === null) args.push('--headless');
+  else args.push('--ui-port', String(ports.uiPort));
+  if (options.dbFile !== undefined) args.push('--db-filename', options.dbFile);
+  // "default" is always created; naming it again would ask the server to create it twice.
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  const dynamicConfig = { ...options.dynamicConfig, ...REQUIRED_DYNAMIC_CONFIG };
+  for (const [key, value] of Object.entries(dynamicConfig)) {
+    if (!IDENTIFIER.test(key)) throw new Error(`invalid dynamic config key ${JSON.stringify(key)}`);
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      throw new Error(`dynamic config ${key} must be a finite number, got ${value}`);
+    }
+    // The CLI parses each value as JSON: strings need their quotes.
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  }
+  for (const [name, type] of Object.entries(options.searchAttributes ?? {})) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      throw new Error(`invalid search attribute name ${JSON.stringify(name)}`);
+    args.push('--search-attribute', `${name}=${type}`);
+  }
+  args.push('--log-level', 'warn');
+  return args;
+}
+
+class PortTakenError extends Error {}
+
+async function startOnce(options: StartDevServerOptions): Promise<DevServer> {
+  const ip = options.ip ?? '127.0.0.1';
+  const namespace = options.namespace ?? 'default';
+  const port = options.port ? options.port : await freePort(ip);
+  const uiPort = options.headless === false ? (options.uiPort ? options.uiPort : await freePort(ip)) : null;
+  const args = devServerArgs(options, { port, uiPort });
+  const address = `${ip}:${port}`;
+
+  let logStream: WriteStream | null = null;
+  if (options.logFile !== undefined) {
+    logStream = createWriteStream(options.logFile, { flags: 'a' });
+    logStream.on('error', () => undefined);
+    logStream.write(`\n$ ${options.cliPath} ${args.join(' ')}\n`);
+  }
+  // Own process group, so stop() reaches anything the CLI starts.
+  const child = spawn(options.cliPath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  let tail = '';
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
+    logStream?.write(chunk);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+
+  type Exit = { code: number | null; signal: NodeJS.Signals | null };
+  const state: { exit: Exit | null; spawnError: Error | null } = { exit: null, spawnError: null };
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    child.once('error', (error) => {
+      state.spawnError = error;
+      resolve({ code: null, signal: null });
+    });
+  });
+  void exited.then((info) => {
+    state.exit = info;
+  });
+
+  // If the host process exits without stop(), do not leave a server behind.
+  const killOnExit = () => {
+    if (state.exit === null) killGroup(child, 'SIGKILL');
+  };
+  process.once('exit', killOnExit);
+
+  const stop = async () => {
+    process.removeListener('exit', killOnExit);
+    if (state.exit === null && child.pid !== undefined) {
+      killGroup(child, 'SIGTERM');
+      const timer = setTimeout(() => killGroup(child, 'SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+      // Take away stragglers the CLI may have left in its group (right away, before the id can be reused).
+      killGroup(child, 'SIGKILL');
+    }
+    if (logStream !== null) {
+      const stream = logStream;
+      logStream = null;
+      await new Promise<void>((resolve) => stream.end(resolve));
+    }
+  };
+
+  try {
+    const deadline = Date.now() + (options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+    let lastError: unknown = null;
+    for (;;) {
+      if (state.spawnError !== null) {
+        throw new Error(`could not run the Temporal CLI at ${options.cliPath}: ${state.spawnError.message}`);
+      }
+      if (state.exit !== null) {
+        const { code, signal } = state.exit;
+        // Let the last output arrive before quoting it.
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const message =
+          `the Temporal dev server (${options.cliPath} ${args.join(' ')}) exited before it was ready ` +
+          `(${signal ?? `exit ${code}`}); last output:\n${tail.trim()}`;
+        if (/address already in use|can't set (frontend|UI) port|port .* (is )?in use/i.test(tail)) {
+          throw new PortTakenError(message);
+        }
+        throw new Error(message);
+      }
+      if (Date.now() > deadline) {
+        throw new Error(
+          `the Temporal dev server at ${address} did not answer within ` +
+            `${Math.round((options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS) / 1000)} s ` +
+            `(last error: ${lastError instanceof Error ? lastError.message : String(lastError)}); last output:\n${tail.trim()}`,
+        );
+      }
+      try {
+        // Stop probing as soon as the process dies; the probe closes its own connection either way.
+        const attempt = probe(address, namespace);
+        attempt.catch(() => undefined);
+        const ready = await Promise.race([attempt.then(() => true), exited.then(() => false)]);
+        if (ready) break;
+      } catch (error) {
+        lastError = error;
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 250))]);
+      }
+    }
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  return {
+    address,
+    uiAddress: uiPort === null ? null : `${ip}:${uiPort}`,
+    namespace,
+    pid: child.pid ?? -1,
+    stop,
+  };
+}
+
+/** Ready means: the frontend answers and the namespace is registered. */
+async function probe(address: string, namespace: string): Promise<void> {
+  const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+  try {
+    await connection.withDeadline(Date.now() + 2_000, () =>
+      connection.workflowService.describeNamespace({ namespace }),
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // The group is already gone.
+  }
+}
+
+export function freePort(ip = '127.0.0.1'): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, ip, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error('could not find a free port'))));
+    });
+  });
+}

@@ -1,0 +1,283 @@
+// Finds a usable `temporal` CLI binary (for the local dev server): TEMPORAL_CLI_PATH, PATH, the per-user
+// cache, or, failing those, builds the pinned version into the cache with `go install` under a lock.
+import { execFile, spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { homedir, hostname } from 'node:os';
+import { delimiter, dirname, join } from 'node:path';
+
+/** The Temporal CLI version the cache holds and `go install` builds. */
+export const TEMPORAL_CLI_VERSION = '1.5.1';
+const CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
+/** Where the official Go tarball puts `go`, for machines where it is installed but not on PATH. */
+const GO_FALLBACKS = ['/usr/local/go/bin/go'];
+/** A lock older than this belongs to a build that died without cleaning up (a cold build takes ~3 min). */
+const STALE_LOCK_MS = 30 * 60_000;
+const LOCK_POLL_MS = 1_000;
+const BUILD_TIMEOUT_MS = 30 * 60_000;
+const OUTPUT_TAIL_CHARS = 4_000;
+
+export interface ResolveTemporalCliOptions {
+  /** Build the pinned CLI with `go install` when no binary is found (default true). */
+  readonly install?: boolean;
+  /** Progress lines (default: stderr). */
+  readonly log?: (line: string) => void;
+}
+
+/** `${DH_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/durable-harness}`: outside any clone, so clean CI clones reuse it. */
+export function cacheDir(): string {
+  const configured = process.env.DH_CACHE_DIR;
+  if (configured !== undefined && configured !== '') return configured;
+  const xdg = process.env.XDG_CACHE_HOME;
+  return join(xdg !== undefined && xdg !== '' ? xdg : join(homedir(), '.cache'), 'durable-harness');
+}
+
+/** Where the pinned CLI lives (or will be built) in the cache. */
+export function cachedTemporalCliPath(): string {
+  return join(cacheDir(), `temporal-${TEMPORAL_CLI_VERSION}`, 'temporal');
+}
+
+export async function resolveTemporalCli(options: ResolveTemporalCliOptions = {}): Promise<string> {
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+
+  const configured = process.env.TEMPORAL_CLI_PATH;
+  if (configured !== undefined && configured !== '') {
+    if (!(await isExecutableFile(configured))) {
+      throw new Error(
+        `TEMPORAL_CLI_PATH is set to ${JSON.stringify(configured)}, but there is no executable file there. ` +
+          'Point TEMPORAL_CLI_PATH at a `temporal` CLI binary, or unset it to use the one on PATH or the cached build.',
+      );
+    }
+    await verifyTemporalCli(configured, 'TEMPORAL_CLI_PATH');
+    return configured;
+  }
+
+  const onPath = await findOnPath('temporal');
+  if (onPath !== null) {
+    try {
+      await verifyTemporalCli(onPath, 'PATH');
+      return onPath;
+    } catch (error) {
+      // A broken binary on PATH should not block the pinned build; say why it was passed over.
+      log(`ignoring ${onPath}: ${errorMessage(error)}`);
+    }
+  }
+
+  const cached = cachedTemporalCliPath();
+  if (await isExecutableFile(cached)) {
+    await verifyTemporalCli(cached, 'the cache');
+    return cached;
+  }
+
+  if (options.install === false) {
+    throw new Error(
+      `No Temporal CLI found: TEMPORAL_CLI_PATH is unset, there is no \`temporal\` on PATH and none at ${cached}. ` +
+        howToGetIt(),
+    );
+  }
+  return installPinnedCli(cached, log);
+}
+
+/** Runs `temporal --version` and returns its output; throws if the binary does not run as the CLI. */
+export async function verifyTemporalCli(path: string, source: string): Promise<string> {
+  let output: string;
+  try {
+    output = await run(path, ['--version'], 30_000);
+  } catch (error) {
+    throw new Error(`the Temporal CLI from ${source} (${path}) does not run: ${errorMessage(error)}`, {
+      cause: error,
+    });
+  }
+  if (!/temporal version/i.test(output)) {
+    throw new Error(
+      `the Temporal CLI from ${source} (${path}) printed ${JSON.stringify(output.trim().slice(0, 200))} ` +
+        'for --version, not "temporal version ...": is it the Temporal CLI?',
+    );
+  }
+  return output.trim();
+}
+
+async function installPinnedCli(target: string, log: (line: string) => void): Promise<string> {
+  const go = await findGo();
+  if (go === null) {
+    throw new Error(
+      `No Temporal CLI found (TEMPORAL_CLI_PATH is unset, no \`temporal\` on PATH, none at ${target}), and Go ` +
+        `is not installed to build the pinned v${TEMPORAL_CLI_VERSION}. ${howToGetIt()}`,
+    );
+  }
+  const versionDir = dirname(target);
+  await mkdir(versionDir, { recursive: true });
+  const release = await acquireLock(`${versionDir}.lock`, log);
+  try {
+    // Another process may have finished the build while we waited for the lock.
+    if (await isExecutableFile(target)) {
+      await verifyTemporalCli(target, 'the cache');
+      return target;
+    }
+    // Build into a private dir and rename into place, so nobody ever sees a half-written binary.
+    const staging = join(versionDir, `.staging-${process.pid}`);
+    await rm(staging, { recursive: true, force: true });
+    await mkdir(staging, { recursive: true });
+    try {
+      log(
+        `Temporal CLI not found: building the pinned Temporal CLI v${TEMPORAL_CLI_VERSION} with ` +
+          `\`go install ${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}\` into ${versionDir} ` +
+          '(the first build takes a few minutes; later runs reuse it).',
+      );
+      const started = Date.now();
+      await goInstall(go, staging);
+      await rename(join(staging, 'temporal'), target);
+      log(`built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)} s: ${target}`);
+    } finally {
+      await rm(staging, { recursive: true, force: true });
+    }
+    await verifyTemporalCli(target, 'the fresh build');
+    return target;
+  } finally {
+    await release();
+  }
+}
+
+function goInstall(go: string, gobin: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(go, ['install', `${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], {
+      env: { ...process.env, GOBIN: gobin, GO111MODULE: 'on' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let tail = '';
+    const keep = (chunk: Buffer) => {
+      tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const timer = setTimeout(() => {
+      if (child.pid !== undefined) killGroup(child.pid);
+    }, BUILD_TIMEOUT_MS);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`could not run ${go}: ${error.message}`, { cause: error }));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else
+        reject(
+          new Error(
+            `\`go install ${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}\` failed (${signal ?? `exit ${code}`}); ` +
+              `last output:\n${tail.trim()}\nFix the build error above, or install the Temporal CLI any usual way ` +
+              '(https://docs.temporal.io/cli) and put `temporal` on PATH or set TEMPORAL_CLI_PATH to the binary.',
+          ),
+        );
+    });
+  });
+}
+
+interface LockOwner {
+  pid: number;
+  host: string;
+  since: number;
+}
+
+/** An exclusive `mkdir` lock; a lock whose owner died (same host) or that is very old is taken over. */
+async function acquireLock(lockDir: string, log: (line: string) => void): Promise<() => Promise<void>> {
+  const ownerFile = join(lockDir, 'owner.json');
+  let announced = false;
+  for (;;) {
+    try {
+      await mkdir(lockDir);
+      const owner: LockOwner = { pid: process.pid, host: hostname(), since: Date.now() };
+      await writeFile(ownerFile, JSON.stringify(owner));
+      return () => rm(lockDir, { recursive: true, force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    if (await isStale(lockDir, ownerFile)) {
+      log(`removing a stale Temporal CLI build lock: ${lockDir}`);
+      await rm(lockDir, { recursive: true, force: true });
+      continue;
+    }
+    if (!announced) {
+      log(`another process is building the Temporal CLI (lock ${lockDir}); waiting for it`);
+      announced = true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
+  }
+}
+
+async function isStale(lockDir: string, ownerFile: string): Promise<boolean> {
+  const owner = await readFile(ownerFile, 'utf8')
+    .then((text) => JSON.parse(text) as Partial<LockOwner>)
+    .catch(() => null);
+  if (owner === null || typeof owner.pid !== 'number' || typeof owner.since !== 'number') {
+    // The owner may be between mkdir and writing the file: judge by the directory's age instead.
+    const info = await stat(lockDir).catch(() => null);
+    return info !== null && Date.now() - info.mtimeMs > 60_000;
+  }
+  if (Date.now() - owner.since > STALE_LOCK_MS) return true;
+  if (owner.host !== hostname()) return false;
+  try {
+    process.kill(owner.pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+async function findGo(): Promise<string | null> {
+  const onPath = await findOnPath('go');
+  if (onPath !== null) return onPath;
+  const goroot = process.env.GOROOT;
+  const candidates = [...(goroot ? [join(goroot, 'bin', 'go')] : []), ...GO_FALLBACKS];
+  for (const candidate of candidates) if (await isExecutableFile(candidate)) return candidate;
+  return null;
+}
+
+async function findOnPath(name: string): Promise<string | null> {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, name);
+    if (await isExecutableFile(candidate)) return candidate;
+  }
+  return null;
+}
+
+async function isExecutableFile(path: string): Promise<boolean> {
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) return false;
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function howToGetIt(): string {
+  return (
+    `To fix it: install Go (https://go.dev/doc/install; ${CLI_MODULE} v${TEMPORAL_CLI_VERSION} needs Go 1.25 or a ` +
+    'Go that can fetch that toolchain) and rerun, or install the Temporal CLI any usual way ' +
+    '(https://docs.temporal.io/cli) and put `temporal` on PATH or set TEMPORAL_CLI_PATH to the binary.'
+  );
+}
+
+function run(file: string, args: readonly string[], timeout: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { timeout, encoding: 'utf8' }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${stderr.trim() || stdout.trim() || error.message}`, { cause: error }));
+      else resolve(stdout + stderr);
+    });
+  });
+}
+
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
