@@ -36,6 +36,11 @@ export class DhError extends Error {
   }
 }
 
+/** A failure that a later attempt may not meet (a store outage, a lost race): Temporal retries it. */
+export class TransientError extends DhError {
+  readonly retryable = true;
+}
+
 /** An event that does not satisfy its schema or is not lossless JSON. */
 export class InvalidEventError extends DhError {
   constructor(sessionId: string, seq: number | null, problem: string, options?: ErrorOptions) {
@@ -76,4 +81,12 @@ export class ForkError extends DhError {
 }
 
 /** A store refused an append or read (conflict, gap, duplicate, unknown session). */
-export class StoreError extends DhError {}
+export class StoreError extends DhError {
+  /**
+   * A seq conflict or gap means another writer moved the head (a zombie attempt of an activity):
+   * re-reading the log and trying again resolves it. Everything else is a deterministic refusal.
+   */
+  get retryable(): boolean {
+    return this.code === ErrorCode.SeqConflict || this.code === ErrorCode.SeqGap;
+  }
+}

@@ -1,0 +1,434 @@
+// The session activities: every read and write of a session's log and every call out of the process.
+// Each one is idempotent — it looks at what the log already holds for its slot and does only the rest —
+// and returns receipts (seq, type, digest) of everything appended since the workflow's known head.
+import { Context, CancelledFailure } from '@temporalio/activity';
+import {
+  buildSessionRequest,
+  canonicalJson,
+  DhError,
+  repairDrafts,
+  SESSION_FORMAT_VERSION,
+  TOOL_OUTCOME_UNKNOWN,
+  TransientError,
+  type EventDraft,
+  type RequestHeader,
+  type Session,
+} from '../core/index.js';
+import { callModel } from '../providers/call-model.js';
+import { toWireBody } from '../providers/wire-body.js';
+import type {
+  AppendOutcome,
+  CloseTurnInput,
+  IngressMessage,
+  InboxInput,
+  ModelStepInput,
+  ModelStepOutcome,
+  OpenSessionInput,
+  OpenSessionOutcome,
+  ToolStepInput,
+  ToolStepOutcome,
+} from '../shared/activity-contracts.js';
+import { receiptsSince, SessionCache } from './session-cache.js';
+import type { ClaimedMessage, SessionRuntime, ToolDefinition } from './session-runtime.js';
+import { stepRecord } from './step-events.js';
+import { toApplicationFailure } from './to-application-failure.js';
+import { verifyOutboundRequest } from './verify-outbound-request.js';
+
+/** How many recent message ids a (re)opened session hands the workflow for deduplication. */
+const RECENT_IDS = 2_000;
+
+export function createSessionActivities(runtime: SessionRuntime) {
+  const cache = new SessionCache(runtime.store);
+
+  const outcome = async (session: Session, knownHead: number): Promise<AppendOutcome> => {
+    const current = await cache.load(session.sessionId);
+    return { receipts: receiptsSince(current, knownHead), head: current.head };
+  };
+
+  return {
+    /** Creates the session's log if needed, or repairs what a crashed run left open (appending only). */
+    async openSession(input: OpenSessionInput): Promise<OpenSessionOutcome> {
+      return edge(async () => {
+        await storeCall(() => runtime.store.create(input.sessionId, { createdAt: input.at }));
+        let session = await cache.load(input.sessionId);
+        const before = session.head;
+        if (session.head === 0) {
+          session = await cache.append(session, [
+            { type: 'session/start', at: input.at, sessionId: input.sessionId, formatVersion: SESSION_FORMAT_VERSION },
+          ]);
+        } else {
+          session = await cache.append(session, repairDrafts(session, input.at));
+        }
+        const queue = [...session.state.queue.values()].map((m) => ({
+          messageId: m.messageId,
+          target: m.target,
+          wakeup: m.wakeup,
+          downgraded: m.downgraded,
+        }));
+        return {
+          receipts: receiptsSince(session, before),
+          head: session.head,
+          repaired: before === 0 ? 0 : session.head - before,
+          lastTurn: session.state.lastTurn,
+          queue,
+          messageIds: [...session.state.seenMessageIds].slice(-RECENT_IDS),
+        };
+      });
+    },
+
+    /** Logs messages that arrived while the session was idle (non-waking ones, e.g. injects). */
+    async appendInbox(input: InboxInput): Promise<AppendOutcome> {
+      return edge(async () => {
+        const session = await cache.load(input.sessionId);
+        return outcome(await cache.append(session, ingressDrafts(session, input.ingress)), input.knownHead);
+      });
+    },
+
+    /**
+     * One model step: log the boundary (arrived messages, turn start, claim, pre-step decision, step
+     * start, claimed messages as user messages, header), then build the request, pass the gate,
+     * record the wire digest, call the provider and log its answer. A retry resumes at the first
+     * missing piece; an answer already in the log is returned without calling the provider.
+     */
+    async modelStep(input: ModelStepInput): Promise<ModelStepOutcome> {
+      return edge(async () => {
+        const { sessionId, turn, step } = input;
+        let session = await cache.load(sessionId);
+
+        const boundary: EventDraft[] = ingressDrafts(session, input.ingress);
+        if (input.startTurn && session.state.lastTurn < turn) boundary.push({ type: 'turn/start', at: input.at, turn });
+        session = await cache.append(session, boundary);
+
+        if (session.state.lastTurnEnd?.turn === turn) return blocked(await outcome(session, input.knownHead));
+        let record = stepRecord(session, turn, step);
+        if (!record.started) {
+          const claimable = input.claim.filter((id) => session.state.queue.has(id));
+          const batch: ClaimedMessage[] = claimable.map((id) => {
+            const m = session.state.queue.get(id);
+            if (!m) throw new DhError('CLAIM_LOST', `message "${id}" left the queue while being claimed`);
+            return {
+              messageId: m.messageId,
+              origin: m.origin,
+              ...(m.source !== undefined ? { source: m.source } : {}),
+              content: m.content,
+            };
+          });
+          const decision = runtime.preStep
+            ? await runtime.preStep(batch, { sessionId, turn, step })
+            : { decision: 'enter' as const };
+          const drafts: EventDraft[] =
+            batch.length > 0
+              ? [{ type: 'inbox/claim', at: input.at, turn, step, messageIds: batch.map((m) => m.messageId) }]
+              : [];
+          if (decision.decision === 'reject') {
+            // The batch is not returned to the queue: it was claimed, and the turn ends blocked.
+            drafts.push({
+              type: 'turn/end',
+              at: input.at,
+              turn,
+              reason: 'blocked',
+              error: { code: 'PRE_STEP_REJECTED', message: decision.reason },
+            });
+            session = await cache.append(session, drafts);
+            return blocked(await outcome(session, input.knownHead));
+          }
+          drafts.push({ type: 'step/start', at: input.at, turn, step });
+          for (const m of decision.messages ?? batch) {
+            drafts.push({
+              type: 'user/message',
+              at: input.at,
+              turn,
+              step,
+              messageId: m.messageId,
+              origin: m.origin,
+              ...(m.source !== undefined ? { source: m.source } : {}),
+              content: m.content,
+            });
+          }
+          session = await cache.append(session, drafts);
+          record = stepRecord(session, turn, step);
+        }
+
+        if (!record.assistant && !record.header) {
+          const header = await nextHeader(runtime, session, input.instance.headerRecorded);
+          if (header) {
+            session = await cache.append(session, [{ type: 'request/header', at: input.at, turn, step, ...header }]);
+          }
+        }
+
+        if (record.assistant) {
+          // The answer is already logged (an earlier attempt got it before the worker died): no new call.
+          const answer = record.assistant;
+          if (answer.toolCalls.length === 0 && !record.ended) {
+            session = await cache.append(session, [{ type: 'step/end', at: input.at, turn, step }]);
+          }
+          return {
+            ...(await outcome(session, input.knownHead)),
+            outcome: 'responded',
+            toolCallIds: answer.toolCalls.map((c) => c.id),
+            stepEnded: answer.toolCalls.length === 0,
+            usage: answer.usage ?? null,
+            fromLog: true,
+          };
+        }
+
+        // The gate: the request the live cache built must be exactly what a fresh read of the store derives.
+        const request = await verifyOutboundRequest(runtime.store, buildSessionRequest(session));
+        const wire = await toWireBody(request, runtime.profile);
+        if (!record.sent) {
+          session = await cache.append(session, [
+            { type: 'request/sent', at: input.at, turn, step, digest: wire.digest, bytes: wire.bytes },
+          ]);
+        } else if (record.sent.digest !== wire.digest) {
+          throw new DhError(
+            'WIRE_DIGEST_DRIFT',
+            `step ${turn}.${step} was recorded with wire digest ${record.sent.digest}, now derives ${wire.digest}`,
+          );
+        }
+
+        const context = Context.current();
+        const heartbeat = setInterval(() => context.heartbeat(), runtime.heartbeatMs);
+        let result;
+        try {
+          result = await callModel({
+            request,
+            profile: runtime.profile,
+            apiKey: runtime.apiKey,
+            signal: context.cancellationSignal,
+            idleTimeoutMs: runtime.idleTimeoutMs,
+            verifiedBody: wire.body,
+          });
+        } finally {
+          clearInterval(heartbeat);
+        }
+        const message = result.message;
+        const drafts: EventDraft[] = [
+          {
+            type: 'assistant/message',
+            at: Date.now(),
+            turn,
+            step,
+            content: message.content,
+            ...(message.reasoning !== undefined ? { reasoning: message.reasoning } : {}),
+            toolCalls: message.toolCalls,
+            finishReason: message.finishReason,
+            ...(result.usage ? { usage: result.usage } : {}),
+            ...(message.interrupted ? { interrupted: true as const } : {}),
+          },
+        ];
+        const noTools = message.toolCalls.length === 0;
+        if (noTools && !message.interrupted) drafts.push({ type: 'step/end', at: Date.now(), turn, step });
+        session = await cache.append(session, drafts);
+        if (message.interrupted) throw new CancelledFailure('interrupted: partial response logged');
+        return {
+          ...(await outcome(session, input.knownHead)),
+          outcome: 'responded',
+          toolCallIds: message.toolCalls.map((c) => c.id),
+          stepEnded: noTools,
+          usage: result.usage ?? null,
+          fromLog: false,
+        };
+      });
+    },
+
+    /**
+     * Runs the step's tool calls in model order and logs each result, then ends the step. A call with
+     * a result is skipped; a call started by a crashed attempt runs again only if its tool is
+     * idempotent, otherwise it is answered "outcome unknown".
+     */
+    async toolStep(input: ToolStepInput): Promise<ToolStepOutcome> {
+      return edge(async () => {
+        const { sessionId, turn, step } = input;
+        let session = await cache.load(sessionId);
+        session = await cache.append(session, ingressDrafts(session, input.ingress));
+        const open = session.state.openStep;
+        if (!open || open.turn !== turn || open.step !== step || open.assistantSeq === null) {
+          return outcome(session, input.knownHead); // already ended by an earlier attempt
+        }
+        const assistant = session.events[open.assistantSeq];
+        const calls = assistant?.type === 'assistant/message' ? assistant.toolCalls : [];
+        const context = Context.current();
+        const heartbeat = setInterval(() => context.heartbeat(), runtime.heartbeatMs);
+        try {
+          for (const call of calls) {
+            const state = session.state.openStep?.calls.get(call.id);
+            if (!state || state.answered) continue;
+            const tool = runtime.tools.get(call.name);
+            if (state.started && !tool?.idempotent) {
+              session = await cache.append(session, [
+                {
+                  type: 'tool/result',
+                  at: Date.now(),
+                  turn,
+                  step,
+                  callId: call.id,
+                  name: call.name,
+                  status: 'interrupted',
+                  output: TOOL_OUTCOME_UNKNOWN,
+                },
+              ]);
+              continue;
+            }
+            if (!state.started) {
+              session = await cache.append(session, [
+                { type: 'tool/start', at: Date.now(), turn, step, callId: call.id, name: call.name },
+              ]);
+            }
+            const result = await runTool(tool, call, {
+              sessionId,
+              callId: call.id,
+              signal: context.cancellationSignal,
+            });
+            if (context.cancellationSignal.aborted) throw new CancelledFailure('interrupted during a tool call');
+            session = await cache.append(session, [
+              {
+                type: 'tool/result',
+                at: Date.now(),
+                turn,
+                step,
+                callId: call.id,
+                name: call.name,
+                status: result.status,
+                output: result.output,
+              },
+            ]);
+          }
+        } finally {
+          clearInterval(heartbeat);
+        }
+        session = await cache.append(session, [{ type: 'step/end', at: Date.now(), turn, step }]);
+        return outcome(session, input.knownHead);
+      });
+    },
+
+    /**
+     * Ends a turn: answers its open tool calls (`interrupted` if started, `skipped` if not), ends the
+     * open step and logs `turn/end` with the reason. Returns the queue as the log holds it.
+     */
+    async closeTurn(input: CloseTurnInput): Promise<OpenSessionOutcome> {
+      return edge(async () => {
+        let session = await cache.load(input.sessionId);
+        const drafts = ingressDrafts(session, input.ingress);
+        if (session.state.openTurn === input.turn) {
+          const closing = repairDrafts(session, input.at).filter(
+            (d) => d.type !== 'turn/end' && d.type !== 'compact/end',
+          );
+          drafts.push(...closing, {
+            type: 'turn/end',
+            at: input.at,
+            turn: input.turn,
+            reason: input.reason,
+            ...(input.error ? { error: input.error } : {}),
+          });
+        }
+        session = await cache.append(session, drafts);
+        return {
+          ...(await outcome(session, input.knownHead)),
+          repaired: 0,
+          lastTurn: session.state.lastTurn,
+          queue: [...session.state.queue.values()].map((m) => ({
+            messageId: m.messageId,
+            target: m.target,
+            wakeup: m.wakeup,
+            downgraded: m.downgraded,
+          })),
+          messageIds: [],
+        };
+      });
+    },
+  };
+}
+
+export type SessionActivities = ReturnType<typeof createSessionActivities>;
+
+function blocked(base: AppendOutcome): ModelStepOutcome {
+  return { ...base, outcome: 'blocked', toolCallIds: [], stepEnded: false, usage: null, fromLog: false };
+}
+
+/** Drafts logging arrived messages; ids already in the log (a retry, a client's duplicate) are skipped. */
+function ingressDrafts(session: Session, ingress: readonly IngressMessage[]): EventDraft[] {
+  const drafts: EventDraft[] = [];
+  for (const m of ingress) {
+    if (session.state.seenMessageIds.has(m.messageId)) continue;
+    drafts.push({
+      type: 'inbox/enqueue',
+      at: m.at,
+      messageId: m.messageId,
+      target: m.target,
+      wakeup: m.wakeup,
+      origin: m.origin,
+      ...(m.source !== undefined ? { source: m.source } : {}),
+      content: m.content,
+    });
+    if (m.downgraded)
+      drafts.push({ type: 'inbox/downgrade', at: m.at, messageId: m.messageId, requested: 'next-step' });
+  }
+  return drafts;
+}
+
+/**
+ * The header this step must log, if any: the first step of a loop instance always logs one
+ * (`initial`, or `resume` over a log that has one); later steps log one only when it changed.
+ */
+async function nextHeader(
+  runtime: SessionRuntime,
+  session: Session,
+  instanceRecorded: boolean,
+): Promise<{ reason: 'initial' | 'resume' | 'change'; header: RequestHeader } | undefined> {
+  const current = session.requestHeader();
+  const header = await runtime.composeHeader({
+    sessionId: session.sessionId,
+    firstOfInstance: !instanceRecorded,
+    current,
+  });
+  if (!instanceRecorded) return { reason: current ? 'resume' : 'initial', header };
+  if (current && canonicalJson(current) === canonicalJson(header)) return undefined;
+  return { reason: current ? 'change' : 'initial', header };
+}
+
+async function runTool(
+  tool: ToolDefinition | undefined,
+  call: { id: string; name: string; arguments: string },
+  context: { sessionId: string; callId: string; signal: AbortSignal },
+): Promise<{ output: string; status: 'ok' | 'error' }> {
+  if (!tool) return { status: 'error', output: `Unknown tool "${call.name}".` };
+  let args: unknown;
+  try {
+    args = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
+  } catch (error) {
+    return {
+      status: 'error',
+      output: `The arguments are not valid JSON (${(error as Error).message}). Send a JSON object.`,
+    };
+  }
+  try {
+    return await tool.run(args, context);
+  } catch (error) {
+    if (context.signal.aborted) throw new CancelledFailure('interrupted during a tool call');
+    // A tool that throws is a failure the model should see, not a crashed step.
+    return { status: 'error', output: `The tool failed: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/** Store I/O that fails without a classified error (connection lost, database busy) is transient. */
+async function storeCall<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof DhError) throw error;
+    throw new TransientError(
+      'STORE_UNAVAILABLE',
+      `session store: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+/** The activity edge: every failure leaves as a classified Temporal failure; cancellation passes through. */
+async function edge<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (error instanceof CancelledFailure) throw error;
+    throw toApplicationFailure(error);
+  }
+}

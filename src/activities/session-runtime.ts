@@ -1,0 +1,63 @@
+// What the session activities need from the worker's composition root: the store, the provider, how
+// the request header is composed, the pre-step policy and the tools. Plugins build this (worker.ts).
+import type { RequestHeader, ToolSchema, UserContent } from '../core/index.js';
+import type { ProviderProfile } from '../providers/provider-profiles.js';
+import type { SessionStore } from '../stores/session-store.js';
+
+/** A tool the model can call. `run` failures the model should see are results, not throws. */
+export interface ToolDefinition {
+  readonly schema: ToolSchema;
+  /** Safe to run again after a crash that left its outcome unknown. */
+  readonly idempotent: boolean;
+  run(args: unknown, context: ToolContext): Promise<ToolOutput>;
+}
+
+export interface ToolContext {
+  readonly sessionId: string;
+  readonly callId: string;
+  /** Aborted on interrupt (activity cancellation) or when the worker shuts down. */
+  readonly signal: AbortSignal;
+}
+
+export interface ToolOutput {
+  readonly output: string;
+  readonly status: 'ok' | 'error';
+}
+
+export interface ClaimedMessage {
+  readonly messageId: string;
+  readonly origin: 'followup' | 'steer' | 'inject' | 'send';
+  readonly source?: string;
+  readonly content: UserContent;
+}
+
+/** The pre-step decision: enter the claimed batch (possibly edited; the edit is logged) or reject it. */
+export type PreStepDecision =
+  | { readonly decision: 'enter'; readonly messages?: readonly ClaimedMessage[] }
+  | { readonly decision: 'reject'; readonly reason: string };
+
+export interface HeaderContext {
+  readonly sessionId: string;
+  /** True on the first step of a loop instance: the session prefix may be composed now, once. */
+  readonly firstOfInstance: boolean;
+  /** The header in force, if any (its prefix is reused within an instance). */
+  readonly current: RequestHeader | undefined;
+}
+
+export interface SessionRuntime {
+  readonly store: SessionStore;
+  readonly profile: ProviderProfile;
+  /** Read from the environment by the worker; never logged, never in a payload. */
+  readonly apiKey: string;
+  /** Composes the header for a step. Within an instance the prefix must stay the recorded one. */
+  composeHeader(context: HeaderContext): Promise<RequestHeader>;
+  preStep?(
+    batch: readonly ClaimedMessage[],
+    context: { sessionId: string; turn: number; step: number },
+  ): Promise<PreStepDecision>;
+  readonly tools: ReadonlyMap<string, ToolDefinition>;
+  /** The idle watchdog of a model stream, in milliseconds. */
+  readonly idleTimeoutMs: number;
+  /** How often long activities heartbeat (also how fast they see an interrupt), in milliseconds. */
+  readonly heartbeatMs: number;
+}

@@ -1,0 +1,37 @@
+// Finding what a step already logged, so a retried activity resumes where its previous attempt
+// stopped instead of doing anything twice.
+import type { EventOf, Session, SessionEvent } from '../core/index.js';
+
+export interface StepRecord {
+  readonly started: boolean;
+  readonly header: EventOf<'request/header'> | undefined;
+  readonly sent: EventOf<'request/sent'> | undefined;
+  readonly assistant: EventOf<'assistant/message'> | undefined;
+  readonly ended: boolean;
+}
+
+/** What the log holds for (turn, step), scanning back from the end to the step's start. */
+export function stepRecord(session: Session, turn: number, step: number): StepRecord {
+  const found: { -readonly [K in keyof StepRecord]: StepRecord[K] } = {
+    started: false,
+    header: undefined,
+    sent: undefined,
+    assistant: undefined,
+    ended: false,
+  };
+  const events = session.events;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i] as SessionEvent;
+    if ('turn' in e && e.turn < turn) break;
+    if (!('step' in e) || e.turn !== turn || e.step !== step) continue;
+    if (e.type === 'step/start') {
+      found.started = true;
+      break;
+    }
+    if (e.type === 'request/header') found.header = e;
+    else if (e.type === 'request/sent') found.sent = e;
+    else if (e.type === 'assistant/message') found.assistant = e;
+    else if (e.type === 'step/end') found.ended = true;
+  }
+  return found;
+}

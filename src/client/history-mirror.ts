@@ -1,0 +1,72 @@
+// Proves that a session's workflow history mirrors its log: every append activity's result carries
+// (seq, type, digest) receipts; collected over every run of the session, they must agree with the store.
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import { nativeEventDigest } from '../stores/native-sha256.js';
+import type { SessionStore } from '../stores/session-store.js';
+import type { Receipt } from '../shared/activity-contracts.js';
+import { sessionWorkflowId } from '../shared/session-messages.js';
+
+export interface MirrorReport {
+  readonly ok: boolean;
+  readonly runs: number;
+  readonly receipts: number;
+  /** Stored events no run's history mentions, from seq 0 (a fork seed copied by a client, or a log older than its runs). */
+  readonly uncoveredPrefix: number;
+  /** The first disagreement, when not ok. */
+  readonly problem: string | null;
+}
+
+export async function checkHistoryMirror(
+  client: Client,
+  store: SessionStore,
+  sessionId: string,
+): Promise<MirrorReport> {
+  const workflowId = sessionWorkflowId(sessionId);
+  const runIds = new Set<string>();
+  for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
+    runIds.add(execution.runId);
+  // Visibility lags; the continue-as-new chain of the newest run is authoritative for what it reaches.
+  let cursor: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
+  const receipts = new Map<number, Receipt>();
+  let problem: string | null = null;
+  const visited = new Set<string>();
+  const queue = [...runIds];
+  if (cursor) queue.unshift(cursor);
+  while (queue.length > 0) {
+    const runId = queue.shift() as string;
+    if (visited.has(runId)) continue;
+    visited.add(runId);
+    const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    for (const event of history.events ?? []) {
+      const previous = event.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+      if (previous) queue.push(previous);
+      const payload = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+      if (!payload) continue;
+      const result = defaultPayloadConverter.fromPayload<{ receipts?: Receipt[] }>(payload);
+      for (const receipt of result?.receipts ?? []) {
+        const seen = receipts.get(receipt.seq);
+        if (seen && (seen.digest !== receipt.digest || seen.type !== receipt.type)) {
+          problem ??= `seq ${receipt.seq}: two runs recorded different events (${seen.type} ${seen.digest} vs ${receipt.type} ${receipt.digest})`;
+        }
+        receipts.set(receipt.seq, receipt);
+      }
+    }
+    cursor = undefined;
+  }
+  const events = await store.read(sessionId);
+  let uncoveredPrefix = 0;
+  while (uncoveredPrefix < events.length && !receipts.has(uncoveredPrefix)) uncoveredPrefix++;
+  for (const event of events.slice(uncoveredPrefix)) {
+    const receipt = receipts.get(event.seq);
+    const digest = nativeEventDigest(event);
+    if (!receipt) {
+      problem ??= `seq ${event.seq} (${event.type}) is in the log but in no workflow history`;
+    } else if (receipt.type !== event.type || receipt.digest !== digest) {
+      problem ??= `seq ${event.seq}: the history recorded ${receipt.type} ${receipt.digest}, the log holds ${event.type} ${digest}`;
+    }
+  }
+  const beyond = [...receipts.keys()].filter((seq) => seq >= events.length).sort((a, b) => a - b)[0];
+  if (beyond !== undefined) problem ??= `seq ${beyond} is in the workflow history but not in the log`;
+  return { ok: problem === null, runs: visited.size, receipts: receipts.size, uncoveredPrefix, problem };
+}

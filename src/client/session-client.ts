@@ -1,0 +1,197 @@
+// A typed client for other Node services: open a session (start or attach), send followup / steer /
+// inject / interrupt / close, send with acknowledgement, and read state. Retries when Temporal says
+// resource-exhausted; a send to a closed session is a clear error.
+import type { Client } from '@temporalio/client';
+import {
+  isGrpcServiceError,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { DhError, type UserContent } from '../core/index.js';
+import {
+  closeSignal,
+  followupSignal,
+  injectSignal,
+  interruptSignal,
+  sendUpdate,
+  sessionWorkflowId,
+  stateQuery,
+  steerSignal,
+  type SendReceipt,
+  type SendUpdatePayload,
+  type SessionStateView,
+} from '../shared/session-messages.js';
+import type { SessionLimits, SessionWorkflowInput } from '../shared/session-workflow-input.js';
+import type { agentSession } from '../workflows/session-workflow.js';
+
+/** gRPC status codes (fixed by the gRPC spec). */
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_RESOURCE_EXHAUSTED = 8;
+
+export const SessionClientErrorCode = {
+  Closed: 'SESSION_CLOSED',
+  NotFound: 'SESSION_NOT_FOUND',
+  Timeout: 'CLIENT_TIMEOUT',
+} as const;
+
+export interface SessionClientOptions {
+  readonly taskQueue: string;
+  /** Deadline of one call, in milliseconds (default 30 s). */
+  readonly timeoutMs?: number;
+  /** Attempts when the server answers RESOURCE_EXHAUSTED (default 8, with backoff from 100 ms). */
+  readonly maxAttempts?: number;
+}
+
+export interface MessageOptions {
+  readonly messageId?: string;
+  readonly source?: string;
+  /** Start the session when it does not exist yet (signal-with-start / update-with-start). */
+  readonly start?: boolean;
+  readonly limits?: Partial<SessionLimits>;
+}
+
+type SessionHandle = WorkflowHandle<typeof agentSession>;
+
+export class SessionClient {
+  constructor(
+    readonly client: Client,
+    readonly options: SessionClientOptions,
+  ) {}
+
+  handle(sessionId: string): SessionHandle {
+    return this.client.workflow.getHandle<typeof agentSession>(sessionWorkflowId(sessionId));
+  }
+
+  /** Starts the session's workflow, or attaches to the running one. */
+  async open(sessionId: string, limits?: Partial<SessionLimits>): Promise<SessionHandle> {
+    return this.#call(sessionId, () =>
+      this.client.workflow.start<typeof agentSession>('agentSession', {
+        workflowId: sessionWorkflowId(sessionId),
+        taskQueue: this.options.taskQueue,
+        args: [this.#input(sessionId, limits)],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
+    );
+  }
+
+  followup(sessionId: string, content: UserContent, options: MessageOptions = {}): Promise<void> {
+    return this.#signal(sessionId, 'followup', content, options);
+  }
+
+  steer(sessionId: string, content: UserContent, options: MessageOptions = {}): Promise<void> {
+    return this.#signal(sessionId, 'steer', content, options);
+  }
+
+  inject(sessionId: string, content: UserContent, options: MessageOptions = {}): Promise<void> {
+    return this.#signal(sessionId, 'inject', content, options);
+  }
+
+  /** Sends and waits for the workflow's acknowledgement (`{messageId, position}`); it does not wait for a turn. */
+  async send(
+    sessionId: string,
+    payload: SendUpdatePayload,
+    options: Pick<MessageOptions, 'start' | 'limits'> = {},
+  ): Promise<SendReceipt> {
+    if (!options.start)
+      return this.#call(sessionId, () => this.handle(sessionId).executeUpdate(sendUpdate, { args: [payload] }));
+    return this.#call(sessionId, () =>
+      this.client.workflow.executeUpdateWithStart(sendUpdate, {
+        args: [payload],
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof agentSession>('agentSession', {
+          workflowId: sessionWorkflowId(sessionId),
+          taskQueue: this.options.taskQueue,
+          args: [this.#input(sessionId, options.limits)],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      }),
+    );
+  }
+
+  interrupt(sessionId: string, reason?: string): Promise<void> {
+    return this.#call(sessionId, () =>
+      this.handle(sessionId).signal(interruptSignal, reason !== undefined ? { reason } : undefined),
+    );
+  }
+
+  /** The current turn finishes, then the workflow completes. */
+  close(sessionId: string, reason?: string): Promise<void> {
+    return this.#call(sessionId, () =>
+      this.handle(sessionId).signal(closeSignal, reason !== undefined ? { reason } : undefined),
+    );
+  }
+
+  state(sessionId: string): Promise<SessionStateView> {
+    return this.#call(sessionId, () => this.handle(sessionId).query(stateQuery));
+  }
+
+  async #signal(
+    sessionId: string,
+    kind: 'followup' | 'steer' | 'inject',
+    content: UserContent,
+    options: MessageOptions,
+  ): Promise<void> {
+    const signal = kind === 'followup' ? followupSignal : kind === 'steer' ? steerSignal : injectSignal;
+    const payload = {
+      content,
+      ...(options.messageId !== undefined ? { messageId: options.messageId } : {}),
+      ...(options.source !== undefined ? { source: options.source } : {}),
+    };
+    if (!options.start) {
+      await this.#call(sessionId, () => this.handle(sessionId).signal(signal, payload));
+      return;
+    }
+    await this.#call(sessionId, () =>
+      this.client.workflow.signalWithStart<typeof agentSession, [unknown]>('agentSession', {
+        workflowId: sessionWorkflowId(sessionId),
+        taskQueue: this.options.taskQueue,
+        args: [this.#input(sessionId, options.limits)],
+        signal,
+        signalArgs: [payload],
+      }),
+    );
+  }
+
+  #input(sessionId: string, limits: Partial<SessionLimits> | undefined): SessionWorkflowInput {
+    return { sessionId, ...(limits ? { limits } : {}) };
+  }
+
+  /** One call with a deadline, retried with backoff while the server is resource-exhausted. */
+  async #call<T>(sessionId: string, run: () => Promise<T>): Promise<T> {
+    const attempts = this.options.maxAttempts ?? 8;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.client.withDeadline(Date.now() + (this.options.timeoutMs ?? 30_000), run);
+      } catch (error) {
+        if (isGrpcServiceError(error) && (error.code as number) === GRPC_RESOURCE_EXHAUSTED && attempt < attempts) {
+          await new Promise((r) => setTimeout(r, Math.min(5_000, 100 * 2 ** (attempt - 1))));
+          continue;
+        }
+        throw translate(sessionId, error);
+      }
+    }
+  }
+}
+
+function translate(sessionId: string, error: unknown): unknown {
+  if (error instanceof WorkflowNotFoundError) {
+    const closed = /completed|closed/i.test(error.message);
+    return new DhError(
+      closed ? SessionClientErrorCode.Closed : SessionClientErrorCode.NotFound,
+      closed
+        ? `session "${sessionId}" is closed; resume it to send more`
+        : `session "${sessionId}" does not exist (or is not running)`,
+      { sessionId },
+      { cause: error },
+    );
+  }
+  if (isGrpcServiceError(error) && (error.code as number) === GRPC_DEADLINE_EXCEEDED) {
+    return new DhError(
+      SessionClientErrorCode.Timeout,
+      `session "${sessionId}": the Temporal call timed out`,
+      { sessionId },
+      { cause: error },
+    );
+  }
+  return error;
+}

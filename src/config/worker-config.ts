@@ -1,0 +1,80 @@
+// Worker configuration from the environment, validated up front: a bad value is one clear line that
+// names the variable, before anything connects or calls a provider.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { DhError } from '../core/index.js';
+
+export const ConfigErrorCode = 'INVALID_CONFIG';
+
+const Env = z.object({
+  DH_HOME: z.string().min(1).optional(),
+  DH_STORE: z.string().min(1).optional(),
+  TEMPORAL_ADDRESS: z.string().min(1).optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).optional(),
+  DH_TASK_QUEUE: z.string().min(1).optional(),
+  DH_PROVIDER: z.string().min(1).optional(),
+  DH_BASE_URL: z.url().optional(),
+  DH_MODEL: z.string().min(1).optional(),
+  DH_API_KEY_ENV: z
+    .string()
+    .regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name')
+    .optional(),
+  DH_THINKING: z.enum(['enabled', 'disabled']).optional(),
+  DH_SYSTEM_PROMPT: z.string().optional(),
+  DH_WORKFLOW_BUNDLE: z.string().min(1).optional(),
+});
+
+export interface WorkerConfig {
+  readonly home: string;
+  readonly store: string;
+  readonly temporalAddress: string;
+  readonly namespace: string;
+  readonly taskQueue: string;
+  readonly provider: string;
+  readonly baseURL: string | undefined;
+  readonly model: string;
+  readonly apiKeyEnv: string | undefined;
+  readonly thinking: 'enabled' | 'disabled' | undefined;
+  readonly systemPrompt: string;
+  readonly workflowBundlePath: string | undefined;
+}
+
+export const DEFAULT_MODELS: Readonly<Record<string, string>> = {
+  deepseek: 'deepseek-v4-flash',
+  openai: 'gpt-4.1-mini',
+};
+export const DEFAULT_SYSTEM_PROMPT =
+  'You are a careful software agent. Use the tools to inspect and change the workspace; say what you did.';
+
+export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const parsed = Env.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new DhError(
+      ConfigErrorCode,
+      `invalid configuration: ${issue?.path.join('.') ?? 'env'}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
+  const e = parsed.data;
+  const home = e.DH_HOME ?? join(homedir(), '.dh');
+  const provider = e.DH_PROVIDER ?? 'deepseek';
+  const model = e.DH_MODEL ?? DEFAULT_MODELS[provider];
+  if (model === undefined)
+    throw new DhError(ConfigErrorCode, `invalid configuration: DH_MODEL is required for provider "${provider}"`);
+  return {
+    home,
+    store: e.DH_STORE ?? join(home, 'sessions.db'),
+    temporalAddress: e.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    namespace: e.TEMPORAL_NAMESPACE ?? 'default',
+    taskQueue: e.DH_TASK_QUEUE ?? 'dh-sessions',
+    provider,
+    baseURL: e.DH_BASE_URL,
+    model,
+    apiKeyEnv: e.DH_API_KEY_ENV,
+    // DeepSeek's current models think by default; the choice is recorded explicitly in the header.
+    thinking: e.DH_THINKING ?? (provider === 'deepseek' ? 'disabled' : undefined),
+    systemPrompt: e.DH_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
+    workflowBundlePath: e.DH_WORKFLOW_BUNDLE,
+  };
+}

@@ -1,0 +1,102 @@
+// Inputs and outputs of the session activities. They carry ids, seq cursors and digests — never the
+// transcript — so the workflow history stays small and mirrors the log through receipts.
+import type { InboxTarget, MessageOrigin, UserContent, Usage, TurnEndReason } from '../core/index.js';
+
+/** One logged event as the workflow history records it. */
+export interface Receipt {
+  readonly seq: number;
+  readonly type: string;
+  readonly digest: string;
+}
+
+/** Every append activity returns the receipts of all events in [knownHead, head). */
+export interface AppendOutcome {
+  readonly receipts: readonly Receipt[];
+  readonly head: number;
+}
+
+/** A message received by a signal/update, waiting in workflow state to be logged as `inbox/enqueue`. */
+export interface IngressMessage {
+  readonly messageId: string;
+  readonly target: InboxTarget;
+  readonly wakeup: boolean;
+  readonly origin: MessageOrigin;
+  readonly source?: string;
+  readonly content: UserContent;
+  /** A waking next-step send that arrived while the turn was dying; logged with `inbox/downgrade`. */
+  readonly downgraded: boolean;
+  /** Workflow time of arrival, used as the event time. */
+  readonly at: number;
+}
+
+/** The loop instance: one per start/resume/fork; a continue-as-new run keeps it. */
+export interface LoopInstance {
+  readonly id: string;
+  /** Whether this instance already recorded its `request/header` (initial or resume). */
+  readonly headerRecorded: boolean;
+}
+
+export interface OpenSessionInput {
+  readonly sessionId: string;
+  readonly at: number;
+}
+
+export interface QueuedRef {
+  readonly messageId: string;
+  readonly target: InboxTarget;
+  readonly wakeup: boolean;
+  readonly downgraded: boolean;
+}
+
+export interface OpenSessionOutcome extends AppendOutcome {
+  /** Events appended by crash repair (0 when the log was clean). */
+  readonly repaired: number;
+  readonly lastTurn: number;
+  /** Messages still queued in the log (rebuilt on resume). */
+  readonly queue: readonly QueuedRef[];
+  readonly messageIds: readonly string[];
+}
+
+export interface InboxInput {
+  readonly sessionId: string;
+  readonly knownHead: number;
+  readonly ingress: readonly IngressMessage[];
+}
+
+export interface ModelStepInput extends InboxInput {
+  readonly instance: LoopInstance;
+  readonly turn: number;
+  readonly step: number;
+  /** Append `turn/start` first (the first step of a turn). */
+  readonly startTurn: boolean;
+  /** Message ids to claim for this step, in claim order. */
+  readonly claim: readonly string[];
+  readonly at: number;
+}
+
+export interface ModelStepOutcome extends AppendOutcome {
+  /** `blocked`: the pre-step hook rejected the batch; the activity ended the turn. */
+  readonly outcome: 'responded' | 'blocked';
+  /** Ids of the tool calls the model made (their arguments stay in the log). */
+  readonly toolCallIds: readonly string[];
+  /** True when the step has no tool calls and the activity already appended `step/end`. */
+  readonly stepEnded: boolean;
+  readonly usage: Usage | null;
+  /** True when the response was already in the log (a retry after a crash): no provider call. */
+  readonly fromLog: boolean;
+}
+
+export interface ToolStepInput extends InboxInput {
+  readonly turn: number;
+  readonly step: number;
+  readonly at: number;
+}
+
+export type ToolStepOutcome = AppendOutcome;
+
+export interface CloseTurnInput extends InboxInput {
+  readonly turn: number;
+  readonly reason: TurnEndReason;
+  readonly error?: { readonly code: string; readonly message: string };
+  readonly at: number;
+}

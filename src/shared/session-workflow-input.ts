@@ -1,0 +1,49 @@
+// The session workflow's input: its id, limits, and — on continue-as-new — the state carried over.
+import type { IngressMessage, LoopInstance, QueuedRef } from './activity-contracts.js';
+
+/** Per-turn and per-session limits. A turn that reaches one ends with `max-steps` or `budget`. */
+export interface SessionLimits {
+  readonly maxStepsPerTurn: number;
+  readonly maxSessionSteps: number;
+  readonly maxTurnTokens: number;
+  readonly maxSessionTokens: number;
+  /** Wall-clock budget of one turn, in milliseconds. */
+  readonly maxTurnMs: number;
+}
+
+export const DEFAULT_LIMITS: SessionLimits = {
+  maxStepsPerTurn: 50,
+  maxSessionSteps: 100_000,
+  maxTurnTokens: 5_000_000,
+  maxSessionTokens: 500_000_000,
+  maxTurnMs: 6 * 60 * 60 * 1000,
+};
+
+/** Everything a continued run needs: cursors, queues, the wake latch, recent ids. Never the transcript. */
+export interface SessionCarry {
+  readonly head: number;
+  readonly lastTurn: number;
+  readonly queue: readonly QueuedRef[];
+  readonly ingress: readonly IngressMessage[];
+  readonly wakeLatched: boolean;
+  readonly recentMessageIds: readonly string[];
+  readonly instance: LoopInstance;
+  readonly closing: boolean;
+  readonly sessionSteps: number;
+  readonly sessionTokens: number;
+  readonly rejectedSignals: number;
+  readonly continuedRuns: number;
+}
+
+export interface SessionWorkflowInput {
+  readonly sessionId: string;
+  readonly limits?: Partial<SessionLimits>;
+  readonly carry?: SessionCarry;
+}
+
+export interface SessionWorkflowResult {
+  readonly sessionId: string;
+  readonly head: number;
+  readonly turns: number;
+  readonly closedBy: string;
+}

@@ -1,0 +1,2 @@
+// The workflow bundle's entry point (`workflowsPath`): workflow functions only.
+export { agentSession } from './session-workflow.js';

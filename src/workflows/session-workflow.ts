@@ -1,0 +1,379 @@
+// The session workflow: one per agent session, the only writer of its log. It holds the turn/step
+// state machine and the inbox, takes messages by signal and update, and runs every I/O as an activity.
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  ActivityFailure,
+  ApplicationFailure,
+  setHandler,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { z } from 'zod';
+import type { InboxTarget, MessageOrigin, Usage } from '../core/index.js';
+import type { AppendOutcome, IngressMessage, LoopInstance, QueuedRef } from '../shared/activity-contracts.js';
+import {
+  closeSignal,
+  followupSignal,
+  injectSignal,
+  interruptSignal,
+  MessageSignalPayload,
+  sendUpdate,
+  SendUpdatePayload,
+  stateQuery,
+  steerSignal,
+  type SendReceipt,
+  type SessionStateView,
+  type SessionStatus,
+} from '../shared/session-messages.js';
+import {
+  DEFAULT_LIMITS,
+  type SessionCarry,
+  type SessionLimits,
+  type SessionWorkflowInput,
+  type SessionWorkflowResult,
+} from '../shared/session-workflow-input.js';
+import { sessionActivities, modelActivities, toolActivities } from './activity-proxies.js';
+
+/** How many recent message ids the workflow remembers for deduplication (the store is the authority). */
+const RECENT_IDS = 2_000;
+const INTERRUPTED = Symbol('interrupted');
+
+export async function agentSession(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
+  const { sessionId } = input;
+  const limits: SessionLimits = { ...DEFAULT_LIMITS, ...input.limits };
+  const carry = input.carry;
+
+  // ---- state (everything here is carried across continue-as-new; see SessionCarry) ----
+  let head = carry?.head ?? 0;
+  let lastTurn = carry?.lastTurn ?? 0;
+  let queue: QueuedRef[] = [...(carry?.queue ?? [])];
+  let ingress: IngressMessage[] = [...(carry?.ingress ?? [])];
+  let wakeLatched = carry?.wakeLatched ?? false;
+  const recentIds: string[] = [...(carry?.recentMessageIds ?? [])];
+  const seenIds = new Set(recentIds);
+  let instance: LoopInstance = carry?.instance ?? { id: uuid4(), headerRecorded: false };
+  let closing = carry?.closing ?? false;
+  let sessionSteps = carry?.sessionSteps ?? 0;
+  let sessionTokens = carry?.sessionTokens ?? 0;
+  let rejectedSignals = carry?.rejectedSignals ?? 0;
+  let lastRejection: string | null = null;
+  let status: SessionStatus = 'idle';
+  let currentTurn = 0;
+  let currentStep = 0;
+  let aborting = false;
+  let activeScope: CancellationScope | null = null;
+  let lastTurnEnd: SessionStateView['lastTurnEnd'] = null;
+  const usage = { inputUncached: 0, cacheRead: 0, output: 0, reasoning: 0 };
+
+  // ---- handlers: registered before the first await ----
+  const remember = (messageId: string): void => {
+    seenIds.add(messageId);
+    recentIds.push(messageId);
+    if (recentIds.length > RECENT_IDS) seenIds.delete(recentIds.shift() ?? '');
+  };
+
+  const accept = (
+    payload: z.infer<typeof MessageSignalPayload>,
+    requested: InboxTarget,
+    wakeup: boolean,
+    origin: MessageOrigin,
+  ): SendReceipt => {
+    const messageId = payload.messageId ?? uuid4();
+    if (seenIds.has(messageId)) {
+      return { messageId, position: -1, target: requested, duplicate: true, downgraded: false };
+    }
+    // A waking next-step send aimed at a dying turn would never be claimed: requeue it for the next
+    // turn and latch the wake, so a fresh turn starts once the session is idle again.
+    const downgraded = aborting && requested === 'next-step' && wakeup;
+    const target: InboxTarget = downgraded ? 'next-turn' : requested;
+    if (downgraded) wakeLatched = true;
+    const position = [...queue, ...ingress].filter((m) => m.target === target).length;
+    ingress.push({
+      messageId,
+      target,
+      wakeup,
+      origin,
+      ...(payload.source !== undefined ? { source: payload.source } : {}),
+      content: payload.content,
+      downgraded,
+      at: Date.now(),
+    });
+    remember(messageId);
+    return { messageId, position, target, duplicate: false, downgraded };
+  };
+
+  const reject = (signal: string, problem: string): void => {
+    rejectedSignals++;
+    lastRejection = `${signal}: ${problem}`;
+  };
+
+  const messageSignal =
+    (name: string, target: InboxTarget, wakeup: boolean, origin: MessageOrigin) => (raw: unknown) => {
+      if (closing) return reject(name, 'the session is closing');
+      const parsed = MessageSignalPayload.safeParse(raw);
+      if (!parsed.success) return reject(name, parsed.error.issues[0]?.message ?? 'invalid payload');
+      accept(parsed.data, target, wakeup, origin);
+    };
+  setHandler(followupSignal, messageSignal('followup', 'next-turn', true, 'followup'));
+  setHandler(steerSignal, messageSignal('steer', 'next-step', true, 'steer'));
+  setHandler(injectSignal, messageSignal('inject', 'next-step', false, 'inject'));
+  setHandler(interruptSignal, () => {
+    if (status !== 'running' || aborting) return;
+    aborting = true;
+    status = 'aborting';
+    activeScope?.cancel();
+  });
+  setHandler(closeSignal, () => {
+    closing = true;
+  });
+  setHandler(
+    sendUpdate,
+    (payload) => {
+      const parsed = SendUpdatePayload.parse(payload);
+      const origin: MessageOrigin = parsed.target === 'next-turn' ? 'followup' : parsed.wakeup ? 'steer' : 'inject';
+      return accept(
+        parsed,
+        parsed.target,
+        parsed.wakeup,
+        parsed.wakeup || parsed.target === 'next-turn' ? origin : 'inject',
+      );
+    },
+    {
+      validator: (payload) => {
+        const parsed = SendUpdatePayload.safeParse(payload);
+        if (!parsed.success) {
+          throw ApplicationFailure.nonRetryable(
+            `invalid send: ${parsed.error.issues[0]?.message ?? 'bad payload'}`,
+            'INVALID_PAYLOAD',
+          );
+        }
+        if (closing) throw ApplicationFailure.nonRetryable(`session "${sessionId}" is closing`, 'SESSION_CLOSED');
+        const turnNow = status === 'idle' ? lastTurn : currentTurn;
+        if (parsed.data.expectedTurn !== undefined && parsed.data.expectedTurn !== turnNow) {
+          throw ApplicationFailure.nonRetryable(
+            `expected turn ${parsed.data.expectedTurn}, the session is at turn ${turnNow}`,
+            'TURN_PRECONDITION_FAILED',
+          );
+        }
+      },
+    },
+  );
+  setHandler(stateQuery, (): SessionStateView => {
+    const all = [...queue, ...ingress];
+    return {
+      sessionId,
+      status: closing && status === 'idle' ? 'closed' : status,
+      turn: status === 'idle' ? lastTurn : currentTurn,
+      step: status === 'idle' ? 0 : currentStep,
+      queues: {
+        nextTurn: all.filter((m) => m.target === 'next-turn').length,
+        nextStep: all.filter((m) => m.target === 'next-step').length,
+        notYetLogged: ingress.length,
+      },
+      head,
+      rejectedSignals,
+      lastRejection,
+      wakeLatched,
+      closing,
+      lastTurnEnd,
+      usage: { ...usage },
+    };
+  });
+
+  // ---- helpers ----
+  const absorb = (outcome: AppendOutcome, passed: readonly IngressMessage[], claimed: readonly string[] = []): void => {
+    head = outcome.head;
+    const passedIds = new Set(passed.map((m) => m.messageId));
+    ingress = ingress.filter((m) => !passedIds.has(m.messageId));
+    const claimedIds = new Set(claimed);
+    queue = [
+      ...queue.filter((m) => !claimedIds.has(m.messageId)),
+      ...passed
+        .filter((m) => !claimedIds.has(m.messageId))
+        .map((m) => ({ messageId: m.messageId, target: m.target, wakeup: m.wakeup, downgraded: m.downgraded })),
+    ];
+  };
+  const waiting = (): Array<QueuedRef | IngressMessage> => [...queue, ...ingress];
+  const hasWake = (): boolean => wakeLatched || waiting().some((m) => m.wakeup);
+  const hasNextStep = (): boolean => waiting().some((m) => m.target === 'next-step');
+  const claimFor = (step: number): string[] => {
+    const all = waiting();
+    const first = step === 1 ? all.find((m) => m.target === 'next-turn') : undefined;
+    return [
+      ...(first ? [first.messageId] : []),
+      ...all.filter((m) => m.target === 'next-step').map((m) => m.messageId),
+    ];
+  };
+  const addUsage = (u: Usage | null): number => {
+    if (!u) return 0;
+    usage.inputUncached += u.inputUncached;
+    usage.cacheRead += u.cacheRead;
+    usage.output += u.output;
+    usage.reasoning += u.reasoning;
+    return u.inputUncached + u.cacheRead + u.output + u.reasoning;
+  };
+
+  /** Runs an activity in a scope the interrupt signal can cancel. */
+  const cancellable = async <T>(run: () => Promise<T>): Promise<T | typeof INTERRUPTED> => {
+    if (aborting) return INTERRUPTED;
+    const scope = new CancellationScope();
+    activeScope = scope;
+    try {
+      return await scope.run(run);
+    } catch (error) {
+      if (aborting && isCancellation(error)) return INTERRUPTED;
+      throw error;
+    } finally {
+      activeScope = null;
+    }
+  };
+
+  const endTurn = async (
+    turn: number,
+    reason: 'completed' | 'aborted' | 'max-steps' | 'budget' | 'error',
+    error?: { code: string; message: string },
+  ) => {
+    const passed = ingress.slice();
+    const outcome = await sessionActivities.closeTurn({
+      sessionId,
+      knownHead: head,
+      ingress: passed,
+      turn,
+      reason,
+      ...(error ? { error } : {}),
+      at: Date.now(),
+    });
+    absorb(outcome, passed);
+    queue = [...outcome.queue];
+    lastTurn = outcome.lastTurn;
+    lastTurnEnd = { turn, reason, errorCode: error?.code ?? null };
+  };
+
+  const runTurn = async (): Promise<void> => {
+    const turn = lastTurn + 1;
+    const startedAt = Date.now();
+    currentTurn = turn;
+    status = 'running';
+    wakeLatched = false;
+    let turnTokens = 0;
+    let turnStarted = false;
+    try {
+      for (let step = 1; ; step++) {
+        if (aborting) return await endTurn(turn, 'aborted');
+        if (step > limits.maxStepsPerTurn) return await endTurn(turn, 'max-steps');
+        const overBudget =
+          sessionSteps >= limits.maxSessionSteps ||
+          turnTokens >= limits.maxTurnTokens ||
+          sessionTokens >= limits.maxSessionTokens ||
+          Date.now() - startedAt >= limits.maxTurnMs;
+        if (overBudget) return await endTurn(turn, 'budget');
+        currentStep = step;
+        const claim = claimFor(step);
+        const passed = ingress.slice();
+        const result = await cancellable(() =>
+          modelActivities.modelStep({
+            sessionId,
+            knownHead: head,
+            ingress: passed,
+            instance,
+            turn,
+            step,
+            startTurn: !turnStarted,
+            claim,
+            at: Date.now(),
+          }),
+        );
+        if (result === INTERRUPTED) return await endTurn(turn, 'aborted');
+        turnStarted = true;
+        lastTurn = turn;
+        instance = { ...instance, headerRecorded: true };
+        absorb(result, passed, claim);
+        sessionSteps++;
+        const tokens = addUsage(result.usage);
+        turnTokens += tokens;
+        sessionTokens += tokens;
+        if (result.outcome === 'blocked') {
+          lastTurnEnd = { turn, reason: 'blocked', errorCode: null };
+          return;
+        }
+        if (aborting) return await endTurn(turn, 'aborted');
+        if (result.toolCallIds.length > 0) {
+          const toolPassed = ingress.slice();
+          const tools = await cancellable(() =>
+            toolActivities.toolStep({ sessionId, knownHead: head, ingress: toolPassed, turn, step, at: Date.now() }),
+          );
+          if (tools === INTERRUPTED) return await endTurn(turn, 'aborted');
+          absorb(tools, toolPassed);
+          if (aborting) return await endTurn(turn, 'aborted');
+          continue;
+        }
+        if (!hasNextStep()) return await endTurn(turn, 'completed');
+      }
+    } catch (error) {
+      // Retries are exhausted or the failure is not retryable (gate refusal, auth, bad request).
+      const failure =
+        error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause : null;
+      const code = failure?.type ?? 'ACTIVITY_FAILED';
+      const message = failure?.message ?? (error instanceof Error ? error.message : String(error));
+      await endTurn(turn, 'error', { code, message });
+    } finally {
+      aborting = false;
+      status = 'idle';
+      currentStep = 0;
+    }
+  };
+
+  // ---- main loop ----
+  if (!carry) {
+    const opened = await sessionActivities.openSession({ sessionId, at: Date.now() });
+    head = opened.head;
+    lastTurn = opened.lastTurn;
+    queue = [...opened.queue];
+    for (const id of opened.messageIds) remember(id);
+  }
+
+  for (;;) {
+    await condition(() => closing || hasWake() || ingress.length > 0 || workflowInfo().continueAsNewSuggested);
+    // Closing drains: messages accepted before the close still run; new ones are refused.
+    if (hasWake()) {
+      await runTurn();
+      continue;
+    }
+    if (ingress.length > 0) {
+      // Non-waking messages (injects) are logged while idle so the log shows them; they ride the next step.
+      const passed = ingress.slice();
+      absorb(await sessionActivities.appendInbox({ sessionId, knownHead: head, ingress: passed }), passed);
+      continue;
+    }
+    if (closing) break;
+    if (workflowInfo().continueAsNewSuggested) {
+      await condition(allHandlersFinished);
+      if (ingress.length > 0 || hasWake()) continue;
+      const next: SessionCarry = {
+        head,
+        lastTurn,
+        queue,
+        ingress,
+        wakeLatched,
+        recentMessageIds: recentIds,
+        instance,
+        closing,
+        sessionSteps,
+        sessionTokens,
+        rejectedSignals,
+        continuedRuns: (carry?.continuedRuns ?? 0) + 1,
+      };
+      return await continueAsNew<typeof agentSession>({
+        sessionId,
+        ...(input.limits ? { limits: input.limits } : {}),
+        carry: next,
+      });
+    }
+  }
+  await condition(allHandlersFinished);
+  return { sessionId, head, turns: lastTurn, closedBy: 'close' };
+}

@@ -1,0 +1,50 @@
+// Small tools for scenario tests: deterministic, observable, and cancellable like real ones.
+import { appendFileSync } from 'node:fs';
+import type { ToolDefinition } from '../../src/activities/session-runtime.js';
+import type { ToolSchema } from '../../src/core/index.js';
+
+const objectSchema = (properties: ToolSchema['parameters']): ToolSchema['parameters'] => ({
+  type: 'object',
+  properties,
+  additionalProperties: false,
+});
+
+/** Echoes its `text` argument. Idempotent. */
+export const echoTool: ToolDefinition = {
+  schema: { name: 'echo', description: 'Echo the text back.', parameters: objectSchema({ text: { type: 'string' } }) },
+  idempotent: true,
+  run: (args) =>
+    Promise.resolve({ status: 'ok', output: `echo: ${JSON.stringify((args as { text?: unknown }).text ?? '')}` }),
+};
+
+/**
+ * Waits `ms` milliseconds (honouring cancellation), appending a line to `runLog` when it starts, so
+ * tests can count runs. Not idempotent: a crash mid-run must not make it run twice.
+ */
+export function sleepTool(runLog: string): ToolDefinition {
+  return {
+    schema: {
+      name: 'sleep',
+      description: 'Wait some milliseconds.',
+      parameters: objectSchema({ ms: { type: 'number' } }),
+    },
+    idempotent: false,
+    run: (args, context) =>
+      new Promise((resolve, reject) => {
+        appendFileSync(runLog, `${context.callId}\n`);
+        const ms = Number((args as { ms?: unknown }).ms ?? 0);
+        const timer = setTimeout(() => resolve({ status: 'ok', output: `slept ${ms} ms` }), ms);
+        context.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new Error('aborted'));
+        });
+      }),
+  };
+}
+
+/** Always fails: the model must see an error result, the step must not crash. */
+export const failTool: ToolDefinition = {
+  schema: { name: 'fail', description: 'Fails.', parameters: objectSchema({}) },
+  idempotent: true,
+  run: () => Promise.reject(new Error('this tool always fails')),
+};
