@@ -28,6 +28,7 @@ import type {
   ToolStepInput,
   ToolStepOutcome,
 } from '../shared/activity-contracts.js';
+import { failpoint, failpointArmed } from './failpoints.js';
 import { receiptsSince, SessionCache } from './session-cache.js';
 import type { ClaimedMessage, SessionRuntime, ToolDefinition } from './session-runtime.js';
 import { stepRecord } from './step-events.js';
@@ -197,6 +198,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
             signal: context.cancellationSignal,
             idleTimeoutMs: runtime.idleTimeoutMs,
             verifiedBody: wire.body,
+            ...(failpointArmed('model-streaming') ? { onDelta: () => failpoint('model-streaming') } : {}),
           });
         } finally {
           clearInterval(heartbeat);
@@ -219,6 +221,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
         const noTools = message.toolCalls.length === 0;
         if (noTools && !message.interrupted) drafts.push({ type: 'step/end', at: Date.now(), turn, step });
         session = await cache.append(session, drafts);
+        failpoint('model-after-append');
         if (message.interrupted) throw new CancelledFailure('interrupted: partial response logged');
         return {
           ...(await outcome(session, input.knownHead)),
@@ -274,6 +277,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
                 { type: 'tool/start', at: Date.now(), turn, step, callId: call.id, name: call.name },
               ]);
             }
+            if (failpointArmed('tool-running')) setTimeout(() => failpoint('tool-running'), 200);
             const result = await runTool(tool, call, {
               sessionId,
               callId: call.id,
@@ -292,6 +296,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
                 output: result.output,
               },
             ]);
+            failpoint('tool-after-append');
           }
         } finally {
           clearInterval(heartbeat);

@@ -1,0 +1,29 @@
+// Named failpoints for crash tests: where an armed worker kills itself with SIGKILL. Inert unless
+// DH_FAILPOINTS names them (comma-separated); each hit is appended to DH_FAILPOINT_LOG first.
+import { appendFileSync } from 'node:fs';
+
+export const FAILPOINTS = [
+  /** Inside a model stream, after the first streamed delta. */
+  'model-streaming',
+  /** After the model answer is appended, before the activity reports completion. */
+  'model-after-append',
+  /** While a tool runs, after its `tool/start` is logged. */
+  'tool-running',
+  /** After a tool result is appended, before the step ends. */
+  'tool-after-append',
+] as const;
+export type Failpoint = (typeof FAILPOINTS)[number];
+
+const armed = new Set((process.env.DH_FAILPOINTS ?? '').split(',').filter((name) => name.length > 0));
+
+export function failpointArmed(name: Failpoint): boolean {
+  return armed.has(name);
+}
+
+/** Kills this process on the spot when `name` is armed; otherwise does nothing. */
+export function failpoint(name: Failpoint): void {
+  if (!armed.has(name)) return;
+  const log = process.env.DH_FAILPOINT_LOG;
+  if (log) appendFileSync(log, `${name} ${process.pid} ${Date.now()}\n`);
+  process.kill(process.pid, 'SIGKILL');
+}
