@@ -338,21 +338,9 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
 
   for (;;) {
     await condition(() => closing || hasWake() || ingress.length > 0 || workflowInfo().continueAsNewSuggested);
-    // Closing drains: messages accepted before the close still run; new ones are refused.
-    if (hasWake()) {
-      await runTurn();
-      continue;
-    }
-    if (ingress.length > 0) {
-      // Non-waking messages (injects) are logged while idle so the log shows them; they ride the next step.
-      const passed = ingress.slice();
-      absorb(await sessionActivities.appendInbox({ sessionId, knownHead: head, ingress: passed }), passed);
-      continue;
-    }
-    if (closing) break;
-    if (workflowInfo().continueAsNewSuggested) {
+    // A turn boundary: the only place a run hands over to its continuation (queues travel with it).
+    if (workflowInfo().continueAsNewSuggested && !closing) {
       await condition(allHandlersFinished);
-      if (ingress.length > 0 || hasWake()) continue;
       const next: SessionCarry = {
         head,
         lastTurn,
@@ -373,6 +361,18 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         carry: next,
       });
     }
+    // Closing drains: messages accepted before the close still run; new ones are refused.
+    if (hasWake()) {
+      await runTurn();
+      continue;
+    }
+    if (ingress.length > 0) {
+      // Non-waking messages (injects) are logged while idle so the log shows them; they ride the next step.
+      const passed = ingress.slice();
+      absorb(await sessionActivities.appendInbox({ sessionId, knownHead: head, ingress: passed }), passed);
+      continue;
+    }
+    if (closing) break;
   }
   await condition(allHandlersFinished);
   return { sessionId, head, turns: lastTurn, closedBy: 'close' };

@@ -26,6 +26,8 @@ export interface HarnessOptions {
   readonly tools?: readonly ToolDefinition[];
   readonly preStep?: (batch: readonly ClaimedMessage[]) => Promise<PreStepDecision>;
   readonly idleTimeoutMs?: number;
+  /** Another Temporal server than the run's shared one (e.g. one started with special dynamic config). */
+  readonly temporal?: { readonly address: string; readonly namespace: string };
 }
 
 export interface Harness {
@@ -61,8 +63,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const store = SqliteSessionStore.open(storePath);
   const taskQueue = `scenario-${process.pid}-${++counter}-${Date.now()}`;
   const tools = new Map((options.tools ?? []).map((t) => [t.schema.name, t]));
-  const address = inject('temporalAddress');
-  const namespace = inject('temporalNamespace');
+  const address = options.temporal?.address ?? inject('temporalAddress');
+  const namespace = options.temporal?.namespace ?? inject('temporalNamespace');
   const worker: SessionWorker = await createSessionWorker({
     address,
     namespace,
@@ -150,9 +152,13 @@ export async function waitForTurnEnd(
 /**
  * The check every scenario ends with: each recorded wire digest re-derives from the log prefix before
  * it; every body the provider received is explained by a session of the harness; and per session, the bodies arrived in step
- * order (a request retried after a crash appears twice in a row, identical).
+ * order (a request retried after a crash appears twice in a row, identical). Takes any provider, store
+ * and profile, not only a harness's (crash tests run their workers in child processes).
  */
-export async function expectProviderSawTheLog(harness: Harness, sessionIds: readonly string[]): Promise<void> {
+export async function expectProviderSawTheLog(
+  harness: Pick<Harness, 'provider' | 'store' | 'profile' | 'sessionIds'>,
+  sessionIds: readonly string[],
+): Promise<void> {
   const received = harness.provider
     .requests()
     .filter((r) => r.path.endsWith('/chat/completions'))
