@@ -76,6 +76,15 @@ export default tseslint.config(
     },
   },
   {
+    // Plain Node scripts outside the TypeScript project: lint them without type information.
+    files: ['**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', console: 'readonly' },
+    },
+  },
+  {
     // Tests tamper with frozen objects and parse wire JSON on purpose; type-unsafe access is the point there.
     files: ['test/**/*.ts'],
     rules: {
