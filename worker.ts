@@ -11,9 +11,12 @@ import type { ToolDefinition } from './src/activities/session-runtime.js';
 
 export async function runWorker(): Promise<void> {
   const config = readWorkerConfig();
+  const builtin = config.provider === 'deepseek' || config.provider === 'openai';
   const profile = resolveProfile(config.provider, {
     ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
     ...(config.apiKeyEnv !== undefined ? { apiKeyEnv: config.apiKeyEnv } : {}),
+    // A generic endpoint knows only the configured model (text-only, no thinking field).
+    ...(builtin ? {} : { models: [{ id: config.model, contextWindow: 128_000, vision: false, thinking: 'none' as const }] }),
   });
   const apiKey = apiKeyFromEnv(profile);
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
