@@ -1,7 +1,7 @@
 // The composition root of a worker process: configuration → store → provider → tools → activities →
 // Temporal worker. `npx tsx worker.ts` runs one against TEMPORAL_ADDRESS until SIGINT/SIGTERM.
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { readWorkerConfig } from './src/config/worker-config.js';
 import { apiKeyFromEnv, resolveProfile } from './src/providers/provider-profiles.js';
 import { openSessionStore } from './src/stores/open-session-store.js';
@@ -44,6 +44,7 @@ export async function runWorker(): Promise<void> {
       }),
       idleTimeoutMs: 5 * 60_000,
       heartbeatMs: 1_000,
+      workspaceFor: (sessionId) => join(config.home, 'workspaces', sessionId),
     },
   });
   const stop = (): void => void worker.shutdown();

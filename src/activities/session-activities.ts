@@ -1,6 +1,9 @@
 // The session activities: every read and write of a session's log and every call out of the process.
 // Each one is idempotent — it looks at what the log already holds for its slot and does only the rest —
 // and returns receipts (seq, type, digest) of everything appended since the workflow's known head.
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Context, CancelledFailure } from '@temporalio/activity';
 import {
   buildSessionRequest,
@@ -30,7 +33,7 @@ import type {
 } from '../shared/activity-contracts.js';
 import { failpoint, failpointArmed } from './failpoints.js';
 import { receiptsSince, SessionCache } from './session-cache.js';
-import type { ClaimedMessage, SessionRuntime, ToolDefinition } from './session-runtime.js';
+import type { ClaimedMessage, SessionRuntime, ToolContext, ToolDefinition } from './session-runtime.js';
 import { stepRecord } from './step-events.js';
 import { toApplicationFailure } from './to-application-failure.js';
 import { verifyOutboundRequest } from './verify-outbound-request.js';
@@ -281,6 +284,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
             const result = await runTool(tool, call, {
               sessionId,
               callId: call.id,
+              workspace: workspaceOf(runtime, sessionId),
               signal: context.cancellationSignal,
             });
             if (context.cancellationSignal.aborted) throw new CancelledFailure('interrupted during a tool call');
@@ -394,7 +398,7 @@ async function nextHeader(
 async function runTool(
   tool: ToolDefinition | undefined,
   call: { id: string; name: string; arguments: string },
-  context: { sessionId: string; callId: string; signal: AbortSignal },
+  context: ToolContext,
 ): Promise<{ output: string; status: 'ok' | 'error' }> {
   if (!tool) return { status: 'error', output: `Unknown tool "${call.name}".` };
   let args: unknown;
@@ -413,6 +417,13 @@ async function runTool(
     // A tool that throws is a failure the model should see, not a crashed step.
     return { status: 'error', output: `The tool failed: ${error instanceof Error ? error.message : String(error)}` };
   }
+}
+
+/** The session's workspace on this host, created on first use. */
+function workspaceOf(runtime: SessionRuntime, sessionId: string): string {
+  const dir = runtime.workspaceFor ? runtime.workspaceFor(sessionId) : join(tmpdir(), 'dh-workspaces', sessionId);
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
 
 /** Store I/O that fails without a classified error (connection lost, database busy) is transient. */

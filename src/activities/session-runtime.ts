@@ -9,12 +9,16 @@ export interface ToolDefinition {
   readonly schema: ToolSchema;
   /** Safe to run again after a crash that left its outcome unknown. */
   readonly idempotent: boolean;
+  /** May run in parallel with other concurrency-safe calls of the same step (results are still logged in model order). */
+  readonly concurrencySafe?: boolean;
   run(args: unknown, context: ToolContext): Promise<ToolOutput>;
 }
 
 export interface ToolContext {
   readonly sessionId: string;
   readonly callId: string;
+  /** Absolute path of the session's workspace; tools must stay inside it. */
+  readonly workspace: string;
   /** Aborted on interrupt (activity cancellation) or when the worker shuts down. */
   readonly signal: AbortSignal;
 }
@@ -60,4 +64,6 @@ export interface SessionRuntime {
   readonly idleTimeoutMs: number;
   /** How often long activities heartbeat (also how fast they see an interrupt), in milliseconds. */
   readonly heartbeatMs: number;
+  /** The session's workspace directory on this host; default: `<tmpdir>/dh-workspaces/<sessionId>`. */
+  workspaceFor?(sessionId: string): string;
 }
