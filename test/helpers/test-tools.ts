@@ -48,3 +48,16 @@ export const failTool: ToolDefinition = {
   idempotent: true,
   run: () => Promise.reject(new Error('this tool always fails')),
 };
+
+/**
+ * `sleep` declared idempotent, under the name `nap`: a crash that leaves its outcome unknown makes the
+ * retry run it again (its run log then shows two lines for the call).
+ */
+export function idempotentSleepTool(runLog: string): ToolDefinition {
+  const sleep = sleepTool(runLog);
+  return {
+    ...sleep,
+    schema: { ...sleep.schema, name: 'nap', description: 'Wait some milliseconds (safe to repeat).' },
+    idempotent: true,
+  };
+}

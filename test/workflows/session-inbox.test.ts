@@ -171,7 +171,7 @@ describe('session inbox on a real Temporal server', () => {
       'step/end',
       'turn/end',
     ]);
-    expect(events.find((e) => e.type === 'tool/result')).toMatchObject({ status: 'ok', output: 'echo: hi' });
+    expect(events.find((e) => e.type === 'tool/result')).toMatchObject({ status: 'ok', output: 'echo: "hi"' });
     await expectProviderSawTheLog(h, ['echo']);
   });
 });

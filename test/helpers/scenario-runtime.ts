@@ -1,0 +1,223 @@
+// A session-workflow runtime for scenarios outside vitest too: a scripted provider, a SQLite store in a
+// temp dir, an in-process worker on one task queue of a given Temporal server, and a client. Plus the
+// JSON form of workflow histories that the replay fixtures are stored in.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { History } from '@temporalio/common/lib/proto-utils.js';
+import type * as ProtoModule from '@temporalio/proto';
+import type { SessionEvent } from '../../src/core/index.js';
+import type { ClaimedMessage, PreStepDecision, ToolDefinition } from '../../src/activities/session-runtime.js';
+import { genericProfile, type ProviderProfile } from '../../src/providers/provider-profiles.js';
+import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
+import type { Script } from '../../src/scripted-provider/script.js';
+import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
+import { createSessionWorker } from '../../src/worker/create-session-worker.js';
+import { defaultHeaderComposer } from '../../src/worker/default-header.js';
+import { sessionWorkflowId, stateQuery, type SessionStateView } from '../../src/shared/session-messages.js';
+import type { SessionLimits } from '../../src/shared/session-workflow-input.js';
+import { agentSession } from '../../src/workflows/session-workflow.js';
+
+export const SCENARIO_MODEL = 'scripted-model';
+export const SCENARIO_KEY_ENV = 'DH_TEST_PROVIDER_KEY';
+
+export interface ScenarioRuntimeOptions {
+  /** host:port of the Temporal frontend. */
+  readonly address: string;
+  readonly namespace: string;
+  /** A prebuilt bundle (bundleSessionWorkflows); bundled from source when absent. */
+  readonly workflowBundlePath?: string;
+  /** Default: a unique name per runtime. */
+  readonly taskQueue?: string;
+  /** The client's identity (recorded in signal and update events); default the SDK's pid@host. */
+  readonly clientIdentity?: string;
+  readonly script: Script;
+  readonly tools?: readonly ToolDefinition[];
+  readonly preStep?: (batch: readonly ClaimedMessage[]) => Promise<PreStepDecision>;
+  readonly idleTimeoutMs?: number;
+}
+
+export interface ScenarioRuntime {
+  readonly client: Client;
+  readonly store: SqliteSessionStore;
+  readonly storePath: string;
+  readonly provider: ScriptedProvider;
+  readonly profile: ProviderProfile;
+  readonly taskQueue: string;
+  readonly dir: string;
+  /** Every session started through `start` (the provider is shared by them). */
+  readonly sessionIds: Set<string>;
+  start(sessionId: string, limits?: Partial<SessionLimits>): Promise<WorkflowHandle<typeof agentSession>>;
+  stop(): Promise<void>;
+}
+
+let counter = 0;
+
+export function scriptedProfile(baseURL: string): ProviderProfile {
+  return genericProfile({
+    name: 'scripted',
+    baseURL,
+    apiKeyEnv: SCENARIO_KEY_ENV,
+    models: [{ id: SCENARIO_MODEL, contextWindow: 128_000, vision: false, thinking: 'none' }],
+  });
+}
+
+export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Promise<ScenarioRuntime> {
+  const dir = mkdtempSync(join(tmpdir(), 'dh-scenario-'));
+  const cleanups: Array<() => Promise<void>> = [
+    () => {
+      rmSync(dir, { recursive: true, force: true });
+      return Promise.resolve();
+    },
+  ];
+  const stop = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  };
+  try {
+    const provider = await startScriptedProvider({ script: { models: [SCENARIO_MODEL], ...options.script } });
+    cleanups.push(() => provider.close());
+    const profile = scriptedProfile(provider.url);
+    const storePath = join(dir, 'sessions.db');
+    const store = SqliteSessionStore.open(storePath);
+    cleanups.push(() => store.close());
+    const taskQueue = options.taskQueue ?? `scenario-${process.pid}-${++counter}-${Date.now()}`;
+    const tools = new Map((options.tools ?? []).map((t) => [t.schema.name, t]));
+    const worker = await createSessionWorker({
+      address: options.address,
+      namespace: options.namespace,
+      taskQueue,
+      ...(options.workflowBundlePath !== undefined ? { workflowBundlePath: options.workflowBundlePath } : {}),
+      runtime: {
+        store,
+        profile,
+        apiKey: 'sk-test-not-a-real-key',
+        tools,
+        composeHeader: defaultHeaderComposer({
+          config: { provider: profile.name, model: SCENARIO_MODEL, includeUsage: true },
+          system: 'You are a test agent.',
+          tools,
+        }),
+        ...(options.preStep ? { preStep: options.preStep } : {}),
+        idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
+        heartbeatMs: 500,
+      },
+    });
+    const running = worker.run();
+    cleanups.push(async () => {
+      await worker.shutdown();
+      await running;
+    });
+    const connection = await Connection.connect({ address: options.address });
+    cleanups.push(() => connection.close());
+    const client = new Client({
+      connection,
+      namespace: options.namespace,
+      ...(options.clientIdentity !== undefined ? { identity: options.clientIdentity } : {}),
+    });
+    const sessionIds = new Set<string>();
+    return {
+      client,
+      store,
+      storePath,
+      provider,
+      profile,
+      taskQueue,
+      dir,
+      sessionIds,
+      start: (sessionId, limits) => {
+        sessionIds.add(sessionId);
+        return client.workflow.start(agentSession, {
+          workflowId: sessionWorkflowId(sessionId),
+          taskQueue,
+          args: [{ sessionId, ...(limits ? { limits } : {}) }],
+        });
+      },
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Polls the state query until `predicate` holds (or fails after `timeoutMs`). */
+export async function waitForState(
+  handle: WorkflowHandle,
+  predicate: (state: SessionStateView) => boolean,
+  timeoutMs = 20_000,
+): Promise<SessionStateView> {
+  const deadline = Date.now() + timeoutMs;
+  let last: SessionStateView | undefined;
+  while (Date.now() < deadline) {
+    last = await handle.query(stateQuery);
+    if (predicate(last)) return last;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`state never matched; last: ${JSON.stringify(last)}`);
+}
+
+/** Polls the store until the log satisfies `predicate`; returns the whole log. */
+export async function waitForLog(
+  store: SqliteSessionStore,
+  sessionId: string,
+  predicate: (events: readonly SessionEvent[]) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<SessionEvent[]> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const events = await store.read(sessionId).catch(() => []);
+    if (predicate(events)) return events;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${sessionId}: ${what} never happened`);
+}
+
+/** Polls the store until the log holds `turn/end` for `turn`; returns the whole log. */
+export function waitForTurnEnd(
+  store: SqliteSessionStore,
+  sessionId: string,
+  turn: number,
+  timeoutMs = 20_000,
+): Promise<SessionEvent[]> {
+  return waitForLog(
+    store,
+    sessionId,
+    (events) => events.some((e) => e.type === 'turn/end' && e.turn === turn),
+    `the end of turn ${turn}`,
+    timeoutMs,
+  );
+}
+
+// ---- histories as JSON ----
+//
+// The fixtures use the SDK's JSON form of a History (proto3 JSON, what `historyToJSON` writes and
+// `historyFromJSON` / `Worker.runReplayHistories` read). The SDK helpers check `instanceof Type` against
+// @temporalio/common's copy of protobufjs, while the History type comes from @temporalio/proto's; when npm
+// nests a copy per package (it does here, because @grpc/proto-loader keeps protobufjs 7 at the top), they
+// throw "type must be a Type". So the same codec is loaded from the protobufjs that @temporalio/proto uses.
+
+interface ProtoJson {
+  toJson(type: unknown, message: unknown): unknown;
+  fromJson(type: unknown, json: unknown, options: { ignoreUnknownFields: boolean }): History | null;
+}
+
+const requireHere = createRequire(import.meta.url);
+/** @temporalio/proto's module is its (already patched) protobufjs Root, generated classes included. */
+const protoRoot = requireHere('@temporalio/proto') as typeof ProtoModule & { lookupType(name: string): unknown };
+const protojson = createRequire(requireHere.resolve('@temporalio/proto'))('protobufjs/ext/protojson') as ProtoJson;
+const historyType = protoRoot.lookupType('temporal.api.history.v1.History');
+
+/** A History in the SDK's JSON form, as a plain object. */
+export function historyToJSONObject(history: History): unknown {
+  return protojson.toJson(historyType, protoRoot.temporal.api.history.v1.History.fromObject(history));
+}
+
+/** Reads the SDK's JSON form of a History (unknown fields from newer servers are ignored, as the SDK does). */
+export function historyFromJSONObject(json: unknown): History {
+  const history = protojson.fromJson(historyType, json, { ignoreUnknownFields: true });
+  if (history === null) throw new TypeError('not a history');
+  return history;
+}

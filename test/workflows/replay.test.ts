@@ -1,0 +1,89 @@
+// Replays every committed workflow history (test/fixtures/histories, written by `npm run fixtures:record`)
+// against today's workflow bundle: a change that alters the commands of a recorded run fails here, not in
+// a session that has been running for weeks. A deliberately incompatible variant proves the check bites.
+import { readdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import type { History } from '@temporalio/common/lib/proto-utils.js';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  Worker,
+  type ReplayResult,
+  type WorkflowBundleOption,
+} from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { historyFromJSONObject } from '../helpers/scenario-runtime.js';
+
+const HISTORIES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+const INCOMPATIBLE = fileURLToPath(new URL('../fixtures/incompatible-workflow/index.ts', import.meta.url));
+/** Fewer means fixtures went missing: the check would pass by checking nothing. */
+const MIN_FIXTURES = 8;
+
+/** Histories carry no workflow id; the fixture's file name stands in, so a failure names its file. */
+const fixtures = readdirSync(HISTORIES)
+  .filter((file) => file.endsWith('.json'))
+  .sort()
+  .map((file) => ({
+    workflowId: file,
+    history: historyFromJSONObject(JSON.parse(readFileSync(join(HISTORIES, file), 'utf8'))),
+  }));
+
+async function replayAll(workflowBundle: WorkflowBundleOption): Promise<ReplayResult[]> {
+  const results: ReplayResult[] = [];
+  for await (const result of Worker.runReplayHistories({ workflowBundle }, fixtures)) results.push(result);
+  return results;
+}
+
+const describeFailure = (result: ReplayResult): string =>
+  `${result.workflowId}: ${result.error?.name ?? 'Error'}: ${result.error?.message ?? ''}`;
+
+const receivedInject = (history: History): boolean =>
+  (history.events ?? []).some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'inject');
+
+describe('workflow replay against committed histories', () => {
+  it(`has at least ${MIN_FIXTURES} committed histories`, () => {
+    expect(fixtures.length, `histories in ${HISTORIES}`).toBeGreaterThanOrEqual(MIN_FIXTURES);
+  });
+
+  it('replays every committed history with the current workflow code', async () => {
+    const results = await replayAll({ codePath: inject('workflowBundlePath') });
+    const failures = results.filter((r) => r.error !== undefined).map(describeFailure);
+    if (failures.length > 0) {
+      console.error(`replay failed for ${failures.length} committed histories:\n${failures.join('\n')}`);
+    }
+    expect(failures).toEqual([]);
+    expect(results.map((r) => r.workflowId).sort()).toEqual(fixtures.map((f) => f.workflowId));
+  });
+
+  describe('a deliberately incompatible workflow (injects dropped)', () => {
+    let results: ReplayResult[];
+    beforeAll(async () => {
+      const { code } = await bundleWorkflowCode({ workflowsPath: INCOMPATIBLE, logger: new DefaultLogger('WARN') });
+      results = await replayAll({ code });
+    });
+
+    it('fails with a determinism violation on every history that received an inject', () => {
+      const exercised = fixtures.filter((f) => receivedInject(f.history)).map((f) => f.workflowId);
+      expect(exercised.length, 'fixtures that exercise the changed path').toBeGreaterThan(0);
+      for (const workflowId of exercised) {
+        const result = results.find((r) => r.workflowId === workflowId);
+        expect(result?.error, `${workflowId} should not replay`).toBeInstanceOf(DeterminismViolationError);
+        if (result) console.log(`incompatible variant, as expected: ${describeFailure(result)}`);
+      }
+    });
+
+    it('still replays the histories that never took that path (the failure is the change, not the bundle)', () => {
+      const untouched = results.filter((r) => !receivedInject(fixtureHistory(r.workflowId)));
+      expect(untouched.length).toBeGreaterThan(0);
+      expect(untouched.filter((r) => r.error !== undefined).map(describeFailure)).toEqual([]);
+    });
+  });
+});
+
+function fixtureHistory(workflowId: string): History {
+  const fixture = fixtures.find((f) => f.workflowId === workflowId);
+  if (!fixture) throw new Error(`no fixture named ${workflowId}`);
+  return fixture.history;
+}
