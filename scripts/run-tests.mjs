@@ -22,7 +22,11 @@ let summary;
 try {
   const json = JSON.parse(readFileSync(report, 'utf8'));
   const skipped = (json.numPendingTests ?? 0) + (json.numTodoTests ?? 0);
-  const failed = json.numFailedTests + (json.numFailedTestSuites ?? 0);
+  // A file that failed to load or in a hook has no failing test of its own: count it once.
+  const brokenFiles = (json.testResults ?? []).filter(
+    (file) => file.status === 'failed' && !(file.assertionResults ?? []).some((t) => t.status === 'failed'),
+  ).length;
+  const failed = json.numFailedTests + brokenFiles;
   summary = `${json.numPassedTests} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`;
   if (json.numTotalTests === 0) {
     console.error('no tests ran');
