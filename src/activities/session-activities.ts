@@ -14,6 +14,7 @@ import {
   TOOL_OUTCOME_UNKNOWN,
   TransientError,
   type EventDraft,
+  type ToolCall,
   type RequestHeader,
   type Session,
 } from '../core/index.js';
@@ -72,6 +73,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
         return {
           receipts: receiptsSince(session, before),
           head: session.head,
+          ...(runtime.hostTaskQueue !== undefined ? { hostTaskQueue: runtime.hostTaskQueue } : {}),
           repaired: before === 0 ? 0 : session.head - before,
           lastTurn: session.state.lastTurn,
           queue,
@@ -118,7 +120,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
             };
           });
           const decision = runtime.preStep
-            ? await runtime.preStep(batch, { sessionId, turn, step })
+            ? await runtime.preStep(batch, { sessionId, turn, step, events: session.events })
             : { decision: 'enter' as const };
           const drafts: EventDraft[] =
             batch.length > 0
@@ -154,7 +156,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
         }
 
         if (!record.assistant && !record.header) {
-          const header = await nextHeader(runtime, session, input.instance.headerRecorded);
+          const header = await nextHeader(runtime, session, input.instance.headerRecorded, turn, step);
           if (header) {
             session = await cache.append(session, [{ type: 'request/header', at: input.at, turn, step, ...header }]);
           }
@@ -176,8 +178,12 @@ export function createSessionActivities(runtime: SessionRuntime) {
           };
         }
 
-        // The gate: the request the live cache built must be exactly what a fresh read of the store derives.
-        const request = await verifyOutboundRequest(runtime.store, buildSessionRequest(session));
+        // Outbound observers see the frozen request; whatever they hand on must pass the gate: the request
+        // must be exactly what a fresh read of the store derives, or nothing is sent.
+        const stepContext = { sessionId, turn, step, events: session.events };
+        const built = buildSessionRequest(session);
+        const observed = runtime.onRequest ? runtime.onRequest(built, stepContext) : built;
+        const request = await verifyOutboundRequest(runtime.store, observed);
         const wire = await toWireBody(request, runtime.profile);
         if (!record.sent) {
           session = await cache.append(session, [
@@ -201,7 +207,10 @@ export function createSessionActivities(runtime: SessionRuntime) {
             signal: context.cancellationSignal,
             idleTimeoutMs: runtime.idleTimeoutMs,
             verifiedBody: wire.body,
-            ...(failpointArmed('model-streaming') ? { onDelta: () => failpoint('model-streaming') } : {}),
+            onDelta: (delta) => {
+              runtime.onStreamDelta?.(delta, stepContext);
+              failpoint('model-streaming');
+            },
           });
         } finally {
           clearInterval(heartbeat);
@@ -238,9 +247,11 @@ export function createSessionActivities(runtime: SessionRuntime) {
     },
 
     /**
-     * Runs the step's tool calls in model order and logs each result, then ends the step. A call with
-     * a result is skipped; a call started by a crashed attempt runs again only if its tool is
-     * idempotent, otherwise it is answered "outcome unknown".
+     * Runs the step's tool calls and logs each result in model order, then ends the step. Each call
+     * passes the approval gate first (allow / deny / ask — an ask returns to the workflow, which waits
+     * durably for a decision and calls again with it). Consecutive concurrency-safe calls run in
+     * parallel. A call with a result is skipped; a call started by a crashed attempt runs again only
+     * if its tool is idempotent, otherwise it is answered "outcome unknown".
      */
     async toolStep(input: ToolStepInput): Promise<ToolStepOutcome> {
       return edge(async () => {
@@ -249,64 +260,173 @@ export function createSessionActivities(runtime: SessionRuntime) {
         session = await cache.append(session, ingressDrafts(session, input.ingress));
         const open = session.state.openStep;
         if (!open || open.turn !== turn || open.step !== step || open.assistantSeq === null) {
-          return outcome(session, input.knownHead); // already ended by an earlier attempt
+          // Already ended by an earlier attempt.
+          return { ...(await outcome(session, input.knownHead)), pendingApproval: null, enqueued: [] };
         }
         const assistant = session.events[open.assistantSeq];
         const calls = assistant?.type === 'assistant/message' ? assistant.toolCalls : [];
+        const decisions = new Map((input.decisions ?? []).map((d) => [d.callId, d]));
         const context = Context.current();
+        const workspace = workspaceOf(runtime, sessionId);
+        const stepContext = () => ({ sessionId, turn, step, events: session.events });
+        const result = (call: ToolCall, status: 'ok' | 'error' | 'interrupted', output: string): EventDraft => ({
+          type: 'tool/result',
+          at: Date.now(),
+          turn,
+          step,
+          callId: call.id,
+          name: call.name,
+          status,
+          output,
+        });
         const heartbeat = setInterval(() => context.heartbeat(), runtime.heartbeatMs);
         try {
-          for (const call of calls) {
-            const state = session.state.openStep?.calls.get(call.id);
-            if (!state || state.answered) continue;
-            const tool = runtime.tools.get(call.name);
-            if (state.started && !tool?.idempotent) {
-              session = await cache.append(session, [
-                {
-                  type: 'tool/result',
-                  at: Date.now(),
-                  turn,
-                  step,
-                  callId: call.id,
-                  name: call.name,
-                  status: 'interrupted',
-                  output: TOOL_OUTCOME_UNKNOWN,
-                },
-              ]);
-              continue;
-            }
-            if (!state.started) {
-              session = await cache.append(session, [
-                { type: 'tool/start', at: Date.now(), turn, step, callId: call.id, name: call.name },
-              ]);
-            }
-            if (failpointArmed('tool-running')) setTimeout(() => failpoint('tool-running'), 200);
-            const result = await runTool(tool, call, {
-              sessionId,
-              callId: call.id,
-              workspace: workspaceOf(runtime, sessionId),
-              signal: context.cancellationSignal,
-            });
-            if (context.cancellationSignal.aborted) throw new CancelledFailure('interrupted during a tool call');
-            session = await cache.append(session, [
-              {
-                type: 'tool/result',
+          let batch: ToolCall[] = [];
+          const runBatch = async (): Promise<void> => {
+            if (batch.length === 0) return;
+            const running = batch;
+            batch = [];
+            const fresh = running.filter((call) => !session.state.openStep?.calls.get(call.id)?.started);
+            session = await cache.append(
+              session,
+              fresh.map((call) => ({
+                type: 'tool/start',
                 at: Date.now(),
                 turn,
                 step,
                 callId: call.id,
                 name: call.name,
-                status: result.status,
-                output: result.output,
-              },
-            ]);
+              })),
+            );
+            if (failpointArmed('tool-running')) setTimeout(() => failpoint('tool-running'), 200);
+            const outputs = await mapWithLimit(running, TOOL_POOL, (call) =>
+              runTool(runtime.tools.get(call.name), call, {
+                sessionId,
+                callId: call.id,
+                workspace,
+                signal: context.cancellationSignal,
+              }),
+            );
+            if (context.cancellationSignal.aborted) throw new CancelledFailure('interrupted during a tool call');
+            // Results are logged in model order, whatever order the calls finished in.
+            session = await cache.append(
+              session,
+              running.map((call, i) => result(call, outputs[i]?.status ?? 'error', outputs[i]?.output ?? '')),
+            );
             failpoint('tool-after-append');
+          };
+
+          for (const call of calls) {
+            const state = session.state.openStep?.calls.get(call.id);
+            if (!state || state.answered) continue;
+            const tool = runtime.tools.get(call.name);
+            if (state.started) {
+              if (tool?.idempotent) {
+                batch.push(call);
+                await runBatch();
+              } else {
+                session = await cache.append(session, [result(call, 'interrupted', TOOL_OUTCOME_UNKNOWN)]);
+              }
+              continue;
+            }
+            let approval = state.approval;
+            if (approval === 'none' && tool) {
+              const gate = runtime.toolBefore
+                ? await runtime.toolBefore(
+                    { callId: call.id, name: call.name, arguments: call.arguments },
+                    stepContext(),
+                  )
+                : { decision: 'allow' as const };
+              if (gate.decision === 'deny') {
+                await runBatch();
+                session = await cache.append(session, [result(call, 'error', `The call was denied: ${gate.reason}`)]);
+                continue;
+              }
+              if (gate.decision === 'ask') {
+                await runBatch();
+                session = await cache.append(session, [
+                  {
+                    type: 'approval/request',
+                    at: Date.now(),
+                    turn,
+                    step,
+                    callId: call.id,
+                    name: call.name,
+                    reason: gate.reason,
+                  },
+                ]);
+                approval = 'pending';
+              }
+            }
+            if (approval === 'pending') {
+              const decision = decisions.get(call.id);
+              if (!decision) {
+                await runBatch();
+                const reason = findApprovalReason(session, turn, step, call.id);
+                return {
+                  ...(await outcome(session, input.knownHead)),
+                  pendingApproval: { callId: call.id, name: call.name, reason },
+                  enqueued: [],
+                };
+              }
+              session = await cache.append(session, [
+                {
+                  type: 'approval/decision',
+                  at: Date.now(),
+                  turn,
+                  step,
+                  callId: call.id,
+                  decision: decision.decision,
+                  ...(decision.by !== undefined ? { by: decision.by } : {}),
+                  ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+                },
+              ]);
+              approval = decision.decision;
+            }
+            if (approval === 'deny' || approval === 'timeout') {
+              await runBatch();
+              const why =
+                approval === 'deny'
+                  ? 'The call was denied by the approver.'
+                  : 'No approval arrived in time; the call was not run.';
+              session = await cache.append(session, [result(call, 'error', why)]);
+              continue;
+            }
+            if (!tool?.concurrencySafe) await runBatch();
+            batch.push(call);
+            if (!tool?.concurrencySafe) await runBatch();
           }
+          await runBatch();
         } finally {
           clearInterval(heartbeat);
         }
-        session = await cache.append(session, [{ type: 'step/end', at: Date.now(), turn, step }]);
-        return outcome(session, input.knownHead);
+
+        // Plugins may leave notices for the next step; they are logged as injected context.
+        const notices = runtime.afterTools ? await runtime.afterTools(stepContext()) : [];
+        const enqueue: EventDraft[] = notices.map((notice, i) => ({
+          type: 'inbox/enqueue',
+          at: Date.now(),
+          messageId: `notice-${turn}.${step}-${i + 1}`,
+          target: 'next-step',
+          wakeup: false,
+          origin: 'inject',
+          source: notice.source,
+          content: notice.content,
+        }));
+        const fresh = enqueue.filter(
+          (e) => e.type === 'inbox/enqueue' && !session.state.seenMessageIds.has(e.messageId),
+        );
+        session = await cache.append(session, [...fresh, { type: 'step/end', at: Date.now(), turn, step }]);
+        return {
+          ...(await outcome(session, input.knownHead)),
+          pendingApproval: null,
+          enqueued: notices.map((_, i) => ({
+            messageId: `notice-${turn}.${step}-${i + 1}`,
+            target: 'next-step' as const,
+            wakeup: false,
+            downgraded: false,
+          })),
+        };
       });
     },
 
@@ -383,10 +503,15 @@ async function nextHeader(
   runtime: SessionRuntime,
   session: Session,
   instanceRecorded: boolean,
+  turn: number,
+  step: number,
 ): Promise<{ reason: 'initial' | 'resume' | 'change'; header: RequestHeader } | undefined> {
   const current = session.requestHeader();
   const header = await runtime.composeHeader({
     sessionId: session.sessionId,
+    turn,
+    step,
+    events: session.events,
     firstOfInstance: !instanceRecorded,
     current,
   });
@@ -424,6 +549,30 @@ function workspaceOf(runtime: SessionRuntime, sessionId: string): string {
   const dir = runtime.workspaceFor ? runtime.workspaceFor(sessionId) : join(tmpdir(), 'dh-workspaces', sessionId);
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** Parallel tool runs per step. */
+const TOOL_POOL = 4;
+
+async function mapWithLimit<T, R>(items: readonly T[], limit: number, run: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await run(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+function findApprovalReason(session: Session, turn: number, step: number, callId: string): string {
+  for (let i = session.events.length - 1; i >= 0; i--) {
+    const e = session.events[i];
+    if (e?.type === 'approval/request' && e.turn === turn && e.step === step && e.callId === callId) return e.reason;
+  }
+  return '';
 }
 
 /** Store I/O that fails without a classified error (connection lost, database busy) is transient. */

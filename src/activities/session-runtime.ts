@@ -1,6 +1,7 @@
 // What the session activities need from the worker's composition root: the store, the provider, how
 // the request header is composed, the pre-step policy and the tools. Plugins build this (worker.ts).
-import type { RequestHeader, ToolSchema, UserContent } from '../core/index.js';
+import type { BuiltRequest, RequestHeader, SessionEvent, ToolSchema, UserContent } from '../core/index.js';
+import type { ModelDelta } from '../providers/call-model.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
 import type { SessionStore } from '../stores/session-store.js';
 
@@ -40,8 +41,24 @@ export type PreStepDecision =
   | { readonly decision: 'enter'; readonly messages?: readonly ClaimedMessage[] }
   | { readonly decision: 'reject'; readonly reason: string };
 
+export interface StepContext {
+  readonly sessionId: string;
+  readonly turn: number;
+  readonly step: number;
+  readonly events: readonly SessionEvent[];
+}
+
+export type ToolGate =
+  | { readonly decision: 'allow' }
+  | { readonly decision: 'deny'; readonly reason: string }
+  | { readonly decision: 'ask'; readonly reason: string };
+
 export interface HeaderContext {
   readonly sessionId: string;
+  readonly turn: number;
+  readonly step: number;
+  /** The log so far (frozen). */
+  readonly events: readonly SessionEvent[];
   /** True on the first step of a loop instance: the session prefix may be composed now, once. */
   readonly firstOfInstance: boolean;
   /** The header in force, if any (its prefix is reused within an instance). */
@@ -55,15 +72,23 @@ export interface SessionRuntime {
   readonly apiKey: string;
   /** Composes the header for a step. Within an instance the prefix must stay the recorded one. */
   composeHeader(context: HeaderContext): Promise<RequestHeader>;
-  preStep?(
-    batch: readonly ClaimedMessage[],
-    context: { sessionId: string; turn: number; step: number },
-  ): Promise<PreStepDecision>;
+  /** Sees the claimed batch before a step: enter (possibly edited; the edit is logged) or reject. */
+  preStep?(batch: readonly ClaimedMessage[], context: StepContext): Promise<PreStepDecision>;
   readonly tools: ReadonlyMap<string, ToolDefinition>;
+  /** The approval gate before each tool call; absent = allow everything. */
+  toolBefore?(call: { callId: string; name: string; arguments: string }, context: StepContext): Promise<ToolGate>;
+  /** Outbound observers: see the frozen request before the gate and may hand on another (which the gate refuses). */
+  onRequest?(request: BuiltRequest, context: StepContext): BuiltRequest;
+  /** Read-only stream observers; must not throw. */
+  onStreamDelta?(delta: ModelDelta, context: StepContext): void;
+  /** Notices for the model after a step's tool results, logged as injected context. */
+  afterTools?(context: StepContext): Promise<readonly { source: string; content: string }[]>;
   /** The idle watchdog of a model stream, in milliseconds. */
   readonly idleTimeoutMs: number;
   /** How often long activities heartbeat (also how fast they see an interrupt), in milliseconds. */
   readonly heartbeatMs: number;
+  /** This worker host's tool task queue, handed to sessions opened here (set by createSessionWorker). */
+  readonly hostTaskQueue?: string;
   /** The session's workspace directory on this host; default: `<tmpdir>/dh-workspaces/<sessionId>`. */
   workspaceFor?(sessionId: string): string;
 }

@@ -154,6 +154,28 @@ export const ToolResult = z.strictObject({
   output: z.string(),
   status: ToolResultStatus,
 });
+/** A tool-before policy answered `ask`: the call waits for a decision (the `approve` update or a timeout). */
+export const ApprovalRequest = z.strictObject({
+  ...envelope,
+  type: z.literal('approval/request'),
+  turn: Turn,
+  step: Step,
+  callId: Id,
+  name: z.string().min(1),
+  /** Why the policy asks (shown to whoever decides). */
+  reason: z.string(),
+});
+export const ApprovalDecision = z.strictObject({
+  ...envelope,
+  type: z.literal('approval/decision'),
+  turn: Turn,
+  step: Step,
+  callId: Id,
+  decision: z.enum(['approve', 'deny', 'timeout']),
+  /** Who decided (a user, a service), when known. */
+  by: z.string().max(200).optional(),
+  reason: z.string().max(2000).optional(),
+});
 export const RequestSent = z.strictObject({
   ...envelope,
   type: z.literal('request/sent'),
@@ -213,6 +235,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
   ToolStart,
   ToolResult,
   RequestSent,
+  ApprovalRequest,
+  ApprovalDecision,
   CompactStart,
   CompactSummary,
   SurfaceReplace,
@@ -270,6 +294,8 @@ export function eventKey(draft: EventDraft): string {
       return `user/message/${draft.messageId}`;
     case 'tool/start':
     case 'tool/result':
+    case 'approval/request':
+    case 'approval/decision':
       return `${draft.type}/${draft.turn}.${draft.step}/${draft.callId}`;
     case 'compact/start':
     case 'compact/summary':

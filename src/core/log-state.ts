@@ -22,6 +22,8 @@ export interface ToolCallState {
   readonly name: string;
   started: boolean;
   answered: boolean;
+  /** Set by `approval/request`, cleared by its `approval/decision`. */
+  approval: 'none' | 'pending' | 'approve' | 'deny' | 'timeout';
 }
 
 export interface OpenStep {
@@ -180,14 +182,39 @@ export class LogState {
         const step = this.requireStepBeforeModel(event, fail);
         for (const call of event.toolCalls) {
           if (step.calls.has(call.id)) fail(`tool call id "${call.id}" repeats`);
-          step.calls.set(call.id, { callId: call.id, name: call.name, started: false, answered: false });
+          step.calls.set(call.id, {
+            callId: call.id,
+            name: call.name,
+            started: false,
+            answered: false,
+            approval: 'none',
+          });
         }
         step.assistantSeq = event.seq;
+        break;
+      }
+      case 'approval/request': {
+        const call = this.requireCall(event, fail);
+        if (call.started) fail(`tool call "${event.callId}" already started`);
+        if (call.approval !== 'none')
+          fail(
+            `tool call "${event.callId}" already has an approval ${call.approval === 'pending' ? 'request' : 'decision'}`,
+          );
+        call.approval = 'pending';
+        break;
+      }
+      case 'approval/decision': {
+        const call = this.requireCall(event, fail);
+        if (call.approval !== 'pending') fail(`tool call "${event.callId}" has no pending approval`);
+        call.approval = event.decision;
         break;
       }
       case 'tool/start': {
         const call = this.requireCall(event, fail);
         if (call.started) fail(`tool call "${event.callId}" already started`);
+        if (call.approval === 'pending') fail(`tool call "${event.callId}" waits for approval`);
+        if (call.approval === 'deny' || call.approval === 'timeout')
+          fail(`tool call "${event.callId}" was not approved`);
         call.started = true;
         break;
       }

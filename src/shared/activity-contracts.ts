@@ -49,6 +49,8 @@ export interface QueuedRef {
 }
 
 export interface OpenSessionOutcome extends AppendOutcome {
+  /** The task queue of the worker host that holds this session's workspace (tool steps run there). */
+  readonly hostTaskQueue?: string;
   /** Events appended by crash repair (0 when the log was clean). */
   readonly repaired: number;
   readonly lastTurn: number;
@@ -86,13 +88,37 @@ export interface ModelStepOutcome extends AppendOutcome {
   readonly fromLog: boolean;
 }
 
+export interface ApprovalDecisionInput {
+  readonly callId: string;
+  readonly decision: 'approve' | 'deny' | 'timeout';
+  readonly by?: string;
+  readonly reason?: string;
+}
+
 export interface ToolStepInput extends InboxInput {
   readonly turn: number;
   readonly step: number;
   readonly at: number;
+  /** Decisions on calls that waited for approval (from the `approve` update or a timeout). */
+  readonly decisions?: readonly ApprovalDecisionInput[];
 }
 
-export type ToolStepOutcome = AppendOutcome;
+export interface PendingApproval {
+  readonly callId: string;
+  readonly name: string;
+  readonly reason: string;
+}
+
+/**
+ * Both fields are optional because tool-step results recorded before approvals and notices existed
+ * lack them, and running sessions replay those results (docs/versioning.md).
+ */
+export interface ToolStepOutcome extends AppendOutcome {
+  /** A call waits for a decision; the step continues when the workflow calls again with it. */
+  readonly pendingApproval?: PendingApproval | null;
+  /** Messages the step queued (plugin notices), for the workflow's queue. */
+  readonly enqueued?: readonly QueuedRef[];
+}
 
 export interface CloseTurnInput extends InboxInput {
   readonly turn: number;

@@ -36,6 +36,15 @@ export const SendUpdatePayload = MessageSignalPayload.extend({
 });
 export type SendUpdatePayload = z.infer<typeof SendUpdatePayload>;
 
+/** Payload of the `approve` update: the decision on a tool call that waits for approval. */
+export const ApprovePayload = z.strictObject({
+  callId: z.string().min(1).max(200),
+  decision: z.enum(['approve', 'deny']),
+  by: z.string().min(1).max(200).optional(),
+  reason: z.string().max(2000).optional(),
+});
+export type ApprovePayload = z.infer<typeof ApprovePayload>;
+
 export const InterruptSignalPayload = z.strictObject({ reason: z.string().max(500).optional() }).optional();
 export const CloseSignalPayload = z.strictObject({ reason: z.string().max(500).optional() }).optional();
 
@@ -72,6 +81,8 @@ export interface SessionStateView {
     readonly output: number;
     readonly reasoning: number;
   };
+  /** A tool call waiting for the `approve` update, if any. */
+  readonly pendingApproval: { readonly callId: string; readonly name: string; readonly reason: string } | null;
 }
 
 export const followupSignal = defineSignal<[unknown]>('followup');
@@ -80,6 +91,9 @@ export const injectSignal = defineSignal<[unknown]>('inject');
 export const interruptSignal = defineSignal<[unknown?]>('interrupt');
 export const closeSignal = defineSignal<[unknown?]>('close');
 export const sendUpdate = defineUpdate<SendReceipt, [SendUpdatePayload]>('send');
+export const approveUpdate = defineUpdate<{ callId: string; decision: 'approve' | 'deny' }, [ApprovePayload]>(
+  'approve',
+);
 export const stateQuery = defineQuery<SessionStateView>('state');
 
 /** The workflow id of a session (no `/`: it breaks the Temporal UI). */

@@ -9,6 +9,8 @@ export interface SessionLimits {
   readonly maxSessionTokens: number;
   /** Wall-clock budget of one turn, in milliseconds. */
   readonly maxTurnMs: number;
+  /** How long a tool call waits for the `approve` update before it fails closed (denied), in milliseconds. */
+  readonly approvalTimeoutMs: number;
 }
 
 export const DEFAULT_LIMITS: SessionLimits = {
@@ -17,6 +19,7 @@ export const DEFAULT_LIMITS: SessionLimits = {
   maxTurnTokens: 5_000_000,
   maxSessionTokens: 500_000_000,
   maxTurnMs: 6 * 60 * 60 * 1000,
+  approvalTimeoutMs: 10 * 60 * 1000,
 };
 
 /** Everything a continued run needs: cursors, queues, the wake latch, recent ids. Never the transcript. */
@@ -33,6 +36,8 @@ export interface SessionCarry {
   readonly sessionTokens: number;
   readonly rejectedSignals: number;
   readonly continuedRuns: number;
+  /** The worker host holding the session's workspace (tool steps run on its task queue). */
+  readonly hostTaskQueue?: string;
 }
 
 export interface SessionWorkflowInput {

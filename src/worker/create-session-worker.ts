@@ -1,8 +1,12 @@
-// Builds the Temporal worker that runs session workflows and activities for one task queue.
+// Builds the Temporal workers of one worker process: the session queue (workflows and log appends),
+// the model queue (model steps, with a concurrency cap per provider key) and this host's tool queue
+// (tool steps run where the session's workspace lives).
+import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createSessionActivities } from '../activities/session-activities.js';
 import type { SessionRuntime } from '../activities/session-runtime.js';
+import { hostTaskQueue, modelTaskQueue } from '../shared/task-queues.js';
 
 export const DEFAULT_TASK_QUEUE = 'dh-sessions';
 
@@ -13,47 +17,74 @@ export interface SessionWorkerOptions {
   readonly runtime: SessionRuntime;
   /** A prebuilt workflow bundle (see bundleSessionWorkflows); bundled from source when absent. */
   readonly workflowBundlePath?: string;
-  /** Parallel model/tool activities on this worker. */
-  readonly maxConcurrentActivities?: number;
+  /** Names this host's tool queue; a replacement machine with the same id (and the same workspaces) takes over. */
+  readonly hostId?: string;
+  /** Concurrent model calls on this worker (the provider key's budget). */
+  readonly modelConcurrency?: number;
+  /** Concurrent tool steps on this worker. */
+  readonly toolConcurrency?: number;
 }
 
 export interface SessionWorker {
-  readonly worker: Worker;
+  readonly workers: readonly Worker[];
   readonly connection: NativeConnection;
-  /** Runs until `shutdown()` (or a signal); resolves when the worker has drained. */
+  readonly hostTaskQueue: string;
+  /** Runs until `shutdown()`; resolves when every worker has drained. */
   run(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
 export async function createSessionWorker(options: SessionWorkerOptions): Promise<SessionWorker> {
   const connection = await NativeConnection.connect({ address: options.address });
-  const worker = await Worker.create({
+  const hostQueue = hostTaskQueue(options.taskQueue, sanitize(options.hostId ?? hostname()));
+  const activities = createSessionActivities({ ...options.runtime, hostTaskQueue: hostQueue });
+  // Heartbeats carry cancellation: flush them every second so an interrupt lands within about a
+  // second instead of 80% of the heartbeat timeout.
+  const common = {
     connection,
     namespace: options.namespace,
-    taskQueue: options.taskQueue,
-    activities: createSessionActivities(options.runtime),
-    ...(options.workflowBundlePath
-      ? { workflowBundle: { codePath: options.workflowBundlePath } }
-      : { workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)) }),
-    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivities ?? 100,
-    // Heartbeats carry cancellation: flush them every second so an interrupt lands within about a
-    // second instead of 80% of the heartbeat timeout.
+    activities,
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
-  });
+  } as const;
+  const workers = await Promise.all([
+    Worker.create({
+      ...common,
+      taskQueue: options.taskQueue,
+      ...(options.workflowBundlePath
+        ? { workflowBundle: { codePath: options.workflowBundlePath } }
+        : { workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)) }),
+    }),
+    Worker.create({
+      ...common,
+      taskQueue: modelTaskQueue(options.taskQueue),
+      maxConcurrentActivityTaskExecutions: options.modelConcurrency ?? 16,
+    }),
+    Worker.create({
+      ...common,
+      taskQueue: hostQueue,
+      maxConcurrentActivityTaskExecutions: options.toolConcurrency ?? 16,
+    }),
+  ]);
   return {
-    worker,
+    workers,
     connection,
+    hostTaskQueue: hostQueue,
     run: async () => {
       try {
-        await worker.run();
+        await Promise.all(workers.map((w) => w.run()));
       } finally {
         await connection.close();
       }
     },
     shutdown: async () => {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await Promise.resolve();
     },
   };
+}
+
+/** Task-queue-safe host id. */
+function sanitize(id: string): string {
+  return id.replace(/[^A-Za-z0-9._-]/g, '-');
 }

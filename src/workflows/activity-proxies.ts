@@ -1,41 +1,43 @@
-// One place for the session activities' timeouts and retry policies (retryability itself is decided
-// once, at the activity edge, by toApplicationFailure). Model and tool activities
-// heartbeat on a timer, so an interrupt (cancellation) or a lost worker is noticed within seconds.
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+// One place for the session activities' timeouts, retry policies and task queues (retryability itself
+// is decided once, at the activity edge, by toApplicationFailure).
+import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/session-activities.js';
+import { modelTaskQueue } from '../shared/task-queues.js';
 
-/** Appends and repairs: short, retried until the store answers. */
-export const sessionActivities = proxyActivities<SessionActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
-});
+/** Appends and repairs, on the session's own task queue: short, retried until the store answers. */
+export function sessionActivities() {
+  return proxyActivities<SessionActivities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
+  });
+}
 
 /**
- * The model step streams for minutes; the heartbeat carries cancellation and liveness. On interrupt
- * the workflow waits for the cancelled activity to finish, so it can log the partial answer before
- * the turn is closed (the SDK's default is TRY_CANCEL, which would not wait).
+ * The model step, on the model task queue (workers cap its concurrency per provider key). It streams
+ * for minutes; the heartbeat carries cancellation and liveness. On interrupt the workflow waits for the
+ * cancelled activity to finish, so it can log the partial answer before the turn is closed (the SDK's
+ * default is TRY_CANCEL, which would not wait).
  */
-export const modelActivities = proxyActivities<SessionActivities>({
-  startToCloseTimeout: '20 minutes',
-  heartbeatTimeout: '10 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 8,
-  },
-});
+export function modelActivities() {
+  return proxyActivities<SessionActivities>({
+    taskQueue: modelTaskQueue(workflowInfo().taskQueue),
+    startToCloseTimeout: '20 minutes',
+    heartbeatTimeout: '10 seconds',
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
+  });
+}
 
-/** Tool runs: same liveness and cancellation rules as the model step. */
-export const toolActivities = proxyActivities<SessionActivities>({
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '10 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '1 minute',
-    maximumAttempts: 5,
-  },
-});
+/**
+ * Tool steps, on the task queue of the host that holds the session's workspace, so a retry never runs
+ * a tool against another machine's disk. Same liveness and cancellation rules as the model step.
+ */
+export function toolActivities(hostTaskQueue: string | undefined) {
+  return proxyActivities<SessionActivities>({
+    ...(hostTaskQueue !== undefined ? { taskQueue: hostTaskQueue } : {}),
+    startToCloseTimeout: '1 hour',
+    heartbeatTimeout: '10 seconds',
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 5 },
+  });
+}

@@ -14,13 +14,22 @@ import {
 } from '@temporalio/workflow';
 import type { z } from 'zod';
 import type { InboxTarget, MessageOrigin, Usage } from '../core/index.js';
-import type { AppendOutcome, IngressMessage, LoopInstance, QueuedRef } from '../shared/activity-contracts.js';
+import type {
+  AppendOutcome,
+  ApprovalDecisionInput,
+  IngressMessage,
+  LoopInstance,
+  PendingApproval,
+  QueuedRef,
+} from '../shared/activity-contracts.js';
 import {
   closeSignal,
   followupSignal,
   injectSignal,
   interruptSignal,
   MessageSignalPayload,
+  approveUpdate,
+  ApprovePayload,
   sendUpdate,
   SendUpdatePayload,
   stateQuery,
@@ -36,7 +45,11 @@ import {
   type SessionWorkflowInput,
   type SessionWorkflowResult,
 } from '../shared/session-workflow-input.js';
-import { sessionActivities, modelActivities, toolActivities } from './activity-proxies.js';
+import {
+  modelActivities as modelProxy,
+  sessionActivities as sessionProxy,
+  toolActivities as toolProxy,
+} from './activity-proxies.js';
 
 /** How many recent message ids the workflow remembers for deduplication (the store is the authority). */
 const RECENT_IDS = 2_000;
@@ -68,6 +81,11 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   let activeScope: CancellationScope | null = null;
   let lastTurnEnd: SessionStateView['lastTurnEnd'] = null;
   const usage = { inputUncached: 0, cacheRead: 0, output: 0, reasoning: 0 };
+  let hostTaskQueue = carry?.hostTaskQueue;
+  let pendingApproval: PendingApproval | null = null;
+  const approvals = new Map<string, ApprovalDecisionInput>();
+  const sessionActivities = sessionProxy();
+  const modelActivities = modelProxy();
 
   // ---- handlers: registered before the first await ----
   const remember = (messageId: string): void => {
@@ -162,6 +180,37 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       },
     },
   );
+  setHandler(
+    approveUpdate,
+    (payload) => {
+      const parsed = ApprovePayload.parse(payload);
+      approvals.set(parsed.callId, {
+        callId: parsed.callId,
+        decision: parsed.decision,
+        ...(parsed.by !== undefined ? { by: parsed.by } : {}),
+        ...(parsed.reason !== undefined ? { reason: parsed.reason } : {}),
+      });
+      return { callId: parsed.callId, decision: parsed.decision };
+    },
+    {
+      validator: (payload) => {
+        const parsed = ApprovePayload.safeParse(payload);
+        if (!parsed.success) {
+          throw ApplicationFailure.nonRetryable(
+            `invalid approval: ${parsed.error.issues[0]?.message ?? 'bad payload'}`,
+            'INVALID_PAYLOAD',
+          );
+        }
+        // One decision per call: a second one (or one for a call nobody asked about) is refused.
+        if (pendingApproval?.callId !== parsed.data.callId || approvals.has(parsed.data.callId)) {
+          throw ApplicationFailure.nonRetryable(
+            `no tool call "${parsed.data.callId}" is waiting for approval`,
+            'NO_PENDING_APPROVAL',
+          );
+        }
+      },
+    },
+  );
   setHandler(stateQuery, (): SessionStateView => {
     const all = [...queue, ...ingress];
     return {
@@ -181,6 +230,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       closing,
       lastTurnEnd,
       usage: { ...usage },
+      pendingApproval,
     };
   });
 
@@ -302,12 +352,34 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         }
         if (aborting) return await endTurn(turn, 'aborted');
         if (result.toolCallIds.length > 0) {
-          const toolPassed = ingress.slice();
-          const tools = await cancellable(() =>
-            toolActivities.toolStep({ sessionId, knownHead: head, ingress: toolPassed, turn, step, at: Date.now() }),
-          );
-          if (tools === INTERRUPTED) return await endTurn(turn, 'aborted');
-          absorb(tools, toolPassed);
+          const tools = toolProxy(hostTaskQueue);
+          let decisions: ApprovalDecisionInput[] = [];
+          for (;;) {
+            const toolPassed = ingress.slice();
+            const given = decisions;
+            const outcome = await cancellable(() =>
+              tools.toolStep({
+                sessionId,
+                knownHead: head,
+                ingress: toolPassed,
+                turn,
+                step,
+                at: Date.now(),
+                decisions: given,
+              }),
+            );
+            if (outcome === INTERRUPTED) return await endTurn(turn, 'aborted');
+            absorb(outcome, toolPassed);
+            queue.push(...(outcome.enqueued ?? []).filter((m) => !queue.some((q) => q.messageId === m.messageId)));
+            if (!outcome.pendingApproval) break;
+            // Wait durably for the `approve` update; no decision in time fails closed.
+            const waiting = outcome.pendingApproval;
+            pendingApproval = waiting;
+            await condition(() => aborting || approvals.has(waiting.callId), limits.approvalTimeoutMs);
+            pendingApproval = null;
+            if (aborting) return await endTurn(turn, 'aborted');
+            decisions = [approvals.get(waiting.callId) ?? { callId: waiting.callId, decision: 'timeout' }];
+          }
           if (aborting) return await endTurn(turn, 'aborted');
           continue;
         }
@@ -330,6 +402,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   // ---- main loop ----
   if (!carry) {
     const opened = await sessionActivities.openSession({ sessionId, at: Date.now() });
+    hostTaskQueue = opened.hostTaskQueue;
     head = opened.head;
     lastTurn = opened.lastTurn;
     queue = [...opened.queue];
@@ -354,6 +427,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         sessionTokens,
         rejectedSignals,
         continuedRuns: (carry?.continuedRuns ?? 0) + 1,
+        ...(hostTaskQueue !== undefined ? { hostTaskQueue } : {}),
       };
       return await continueAsNew<typeof agentSession>({
         sessionId,

@@ -1,0 +1,41 @@
+// Small building-block plugins: a system prompt, a tool set, and an approval policy by tool name.
+import type { ToolDefinition } from '../activities/session-runtime.js';
+import type { Plugin, ToolBeforeDecision } from './plugin.js';
+
+export function systemPromptPlugin(system: string): Plugin {
+  return { name: 'system-prompt', sessionPrefix: () => ({ system }) };
+}
+
+export function toolsPlugin(name: string, tools: readonly ToolDefinition[]): Plugin {
+  return { name, tools: () => tools };
+}
+
+export interface ApprovalPolicy {
+  /** Tool names that run without asking. */
+  readonly allow?: readonly string[];
+  /** Tool names that pause for a decision (the `approve` update) before running. */
+  readonly ask?: readonly string[];
+  /** Tool names that never run; the model sees a denied result. */
+  readonly deny?: readonly string[];
+  /** Tools flagged `requiresApproval` (e.g. an unsandboxed shell) ask unless allowed explicitly. */
+  readonly tools?: readonly ToolDefinition[];
+}
+
+export function approvalPolicyPlugin(policy: ApprovalPolicy): Plugin {
+  const flagged = new Set(
+    (policy.tools ?? [])
+      .filter((t) => (t as { requiresApproval?: boolean }).requiresApproval === true)
+      .map((t) => t.schema.name),
+  );
+  return {
+    name: 'approval-policy',
+    toolBefore(call): ToolBeforeDecision | undefined {
+      if (policy.deny?.includes(call.name)) return { decision: 'deny', reason: `the tool ${call.name} is not allowed` };
+      if (policy.allow?.includes(call.name)) return { decision: 'allow' };
+      if (policy.ask?.includes(call.name)) return { decision: 'ask', reason: `${call.name} needs approval` };
+      if (flagged.has(call.name))
+        return { decision: 'ask', reason: `${call.name} runs without an OS sandbox on this host` };
+      return undefined;
+    },
+  };
+}
