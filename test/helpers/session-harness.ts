@@ -14,11 +14,16 @@ import type { Script } from '../../src/scripted-provider/script.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { createSessionWorker, type SessionWorker } from '../../src/worker/create-session-worker.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
+import type { Plugin } from '../../src/plugins/plugin.js';
+import { createPluginRuntime } from '../../src/plugins/plugin-runtime.js';
+import { systemPromptPlugin, toolsPlugin } from '../../src/plugins/basic-plugins.js';
 import { sessionWorkflowId, stateQuery, type SessionStateView } from '../../src/shared/session-messages.js';
 import type { SessionLimits } from '../../src/shared/session-workflow-input.js';
 import { agentSession } from '../../src/workflows/session-workflow.js';
 
 export const TEST_MODEL = 'scripted-model';
+/** A second model id, for plugins that switch models mid-session. */
+export const TEST_MODEL_2 = 'scripted-model-2';
 export const TEST_KEY_ENV = 'DH_TEST_PROVIDER_KEY';
 
 export interface HarnessOptions {
@@ -26,6 +31,8 @@ export interface HarnessOptions {
   readonly tools?: readonly ToolDefinition[];
   readonly preStep?: (batch: readonly ClaimedMessage[]) => Promise<PreStepDecision>;
   readonly idleTimeoutMs?: number;
+  /** When given, the runtime is composed from these plugins (after a system prompt and the test tools). */
+  readonly plugins?: readonly Plugin[];
   /** Another Temporal server than the run's shared one (e.g. one started with special dynamic config). */
   readonly temporal?: { readonly address: string; readonly namespace: string };
 }
@@ -51,13 +58,16 @@ export function scriptedProfile(baseURL: string): ProviderProfile {
     name: 'scripted',
     baseURL,
     apiKeyEnv: TEST_KEY_ENV,
-    models: [{ id: TEST_MODEL, contextWindow: 128_000, vision: false, thinking: 'none' }],
+    models: [
+      { id: TEST_MODEL, contextWindow: 128_000, vision: false, thinking: 'none' },
+      { id: TEST_MODEL_2, contextWindow: 128_000, vision: false, thinking: 'none' },
+    ],
   });
 }
 
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'dh-scenario-'));
-  const provider = await startScriptedProvider({ script: { models: [TEST_MODEL], ...options.script } });
+  const provider = await startScriptedProvider({ script: { models: [TEST_MODEL, TEST_MODEL_2], ...options.script } });
   const profile = scriptedProfile(provider.url);
   const storePath = join(dir, 'sessions.db');
   const store = SqliteSessionStore.open(storePath);
@@ -81,6 +91,16 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         tools,
       }),
       ...(options.preStep ? { preStep: options.preStep } : {}),
+      ...(options.plugins
+        ? createPluginRuntime({
+            plugins: [
+              systemPromptPlugin('You are a test agent.'),
+              toolsPlugin('test-tools', [...tools.values()]),
+              ...options.plugins,
+            ],
+            seed: { provider: profile.name, model: TEST_MODEL, includeUsage: true },
+          })
+        : {}),
       idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
       heartbeatMs: 500,
     },
