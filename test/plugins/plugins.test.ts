@@ -189,7 +189,7 @@ describe('request plugins and observers', () => {
     const events = await waitForTurnEnd(h.store, 'repeat', 1);
     const notice = events.find((e) => e.type === 'user/message' && e.source === 'repeat-guard');
     expect(notice).toMatchObject({ turn: 1, step: 3, origin: 'inject' });
-    expect(notice?.type === 'user/message' && String(notice.content)).toMatch(/identical arguments 2 times/);
+    expect(notice?.type === 'user/message' && JSON.stringify(notice.content)).toMatch(/identical arguments 2 times/);
     await expectProviderSawTheLog(h, ['repeat']);
   });
 
