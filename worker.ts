@@ -1,16 +1,34 @@
-// The composition root of a worker process: configuration → store → provider → tools → activities →
-// Temporal worker. `npx tsx worker.ts` runs one against TEMPORAL_ADDRESS until SIGINT/SIGTERM.
+// The composition root of a worker process: configuration → store → provider → plugins (system
+// prompt, built-in tools, approval policy, repeat guard) → activities → Temporal workers.
+// `npx tsx worker.ts` runs one against TEMPORAL_ADDRESS until SIGINT/SIGTERM.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { readWorkerConfig } from './src/config/worker-config.js';
+import { readWorkerConfig, type WorkerConfig } from './src/config/worker-config.js';
+import { approvalPolicyPlugin, systemPromptPlugin, toolsPlugin } from './src/plugins/basic-plugins.js';
+import type { Plugin } from './src/plugins/plugin.js';
+import { createPluginRuntime } from './src/plugins/plugin-runtime.js';
+import { repeatGuardPlugin } from './src/plugins/repeat-guard-plugin.js';
 import { apiKeyFromEnv, resolveProfile } from './src/providers/provider-profiles.js';
 import { openSessionStore } from './src/stores/open-session-store.js';
-import { createSessionWorker } from './src/worker/create-session-worker.js';
-import { defaultHeaderComposer } from './src/worker/default-header.js';
-import type { ToolDefinition } from './src/activities/session-runtime.js';
+import { createBuiltinTools } from './src/tools/builtin-tools.js';
+import { createSessionWorker, type SessionWorker } from './src/worker/create-session-worker.js';
 
-export async function runWorker(): Promise<void> {
-  const config = readWorkerConfig();
+/** The default plugin list of a worker; embedders compose their own from the same pieces. */
+export function defaultPlugins(config: WorkerConfig): Plugin[] {
+  const builtins = [...createBuiltinTools({ shell: { sandbox: config.shellSandbox } })];
+  const shell = builtins.at(-1) as { sandboxUnavailable?: string } | undefined;
+  if (shell?.sandboxUnavailable) {
+    console.warn(`worker: the shell tool runs WITHOUT an OS sandbox (${shell.sandboxUnavailable}); every shell call asks for approval`);
+  }
+  return [
+    systemPromptPlugin(config.systemPrompt),
+    toolsPlugin('builtin-tools', builtins),
+    approvalPolicyPlugin({ ask: config.approvalAsk, deny: config.approvalDeny, tools: builtins }),
+    repeatGuardPlugin(),
+  ];
+}
+
+export async function startWorker(config: WorkerConfig = readWorkerConfig(), plugins?: Plugin[]): Promise<SessionWorker & { close(): Promise<void> }> {
   const builtin = config.provider === 'deepseek' || config.provider === 'openai';
   const profile = resolveProfile(config.provider, {
     ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
@@ -21,39 +39,44 @@ export async function runWorker(): Promise<void> {
   const apiKey = apiKeyFromEnv(profile);
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
   const store = await openSessionStore(config.store);
-  const tools = new Map<string, ToolDefinition>();
+  const hooks = createPluginRuntime({
+    plugins: plugins ?? defaultPlugins(config),
+    seed: {
+      provider: profile.name,
+      model: config.model,
+      includeUsage: true,
+      ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
+    },
+  });
   const worker = await createSessionWorker({
     address: config.temporalAddress,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
+    modelConcurrency: config.modelConcurrency,
+    ...(config.hostId !== undefined ? { hostId: config.hostId } : {}),
     ...(config.workflowBundlePath !== undefined ? { workflowBundlePath: config.workflowBundlePath } : {}),
     runtime: {
       store,
       profile,
       apiKey,
-      tools,
-      composeHeader: defaultHeaderComposer({
-        config: {
-          provider: profile.name,
-          model: config.model,
-          includeUsage: true,
-          ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
-        },
-        system: config.systemPrompt,
-        tools,
-      }),
+      ...hooks,
       idleTimeoutMs: 5 * 60_000,
       heartbeatMs: 1_000,
       workspaceFor: (sessionId) => join(config.home, 'workspaces', sessionId),
     },
   });
+  return { ...worker, close: () => store.close() };
+}
+
+export async function runWorker(): Promise<void> {
+  const worker = await startWorker();
   const stop = (): void => void worker.shutdown();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
     await worker.run();
   } finally {
-    await store.close();
+    await worker.close();
   }
 }
 

@@ -23,6 +23,11 @@ const Env = z.object({
   DH_THINKING: z.enum(['enabled', 'disabled']).optional(),
   DH_SYSTEM_PROMPT: z.string().optional(),
   DH_WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  DH_HOST_ID: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, dot, dash, underscore').optional(),
+  DH_MODEL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
+  DH_SHELL_SANDBOX: z.enum(['auto', 'bwrap', 'none']).optional(),
+  DH_APPROVAL_ASK: z.string().optional(),
+  DH_APPROVAL_DENY: z.string().optional(),
 });
 
 export interface WorkerConfig {
@@ -38,6 +43,12 @@ export interface WorkerConfig {
   readonly thinking: 'enabled' | 'disabled' | undefined;
   readonly systemPrompt: string;
   readonly workflowBundlePath: string | undefined;
+  readonly hostId: string | undefined;
+  readonly modelConcurrency: number;
+  readonly shellSandbox: 'auto' | 'bwrap' | 'none';
+  /** Tool names that pause for approval / never run. */
+  readonly approvalAsk: readonly string[];
+  readonly approvalDeny: readonly string[];
 }
 
 export const DEFAULT_MODELS: Readonly<Record<string, string>> = {
@@ -76,5 +87,17 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     thinking: e.DH_THINKING ?? (provider === 'deepseek' ? 'disabled' : undefined),
     systemPrompt: e.DH_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
     workflowBundlePath: e.DH_WORKFLOW_BUNDLE,
+    hostId: e.DH_HOST_ID,
+    modelConcurrency: e.DH_MODEL_CONCURRENCY ?? 16,
+    shellSandbox: e.DH_SHELL_SANDBOX ?? 'auto',
+    approvalAsk: names(e.DH_APPROVAL_ASK),
+    approvalDeny: names(e.DH_APPROVAL_DENY),
   };
+}
+
+function names(list: string | undefined): string[] {
+  return (list ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n.length > 0);
 }
