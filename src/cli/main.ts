@@ -1,11 +1,15 @@
-// The `dh` command line: parses arguments (commander) and dispatches to one module per command.
+// The `dh` command line: parses arguments (commander) and dispatches to one module per command group.
 import { Command } from 'commander';
+import { registerOperatorCommands } from './commands/operator-commands.js';
 import { registerScriptedProviderCommand } from './commands/scripted-provider.js';
+import { registerSessionCommands } from './commands/session-commands.js';
 
 export function buildProgram(): Command {
   const program = new Command('dh')
     .description('durable-harness: durable agent sessions on Temporal')
     .showHelpAfterError();
+  registerSessionCommands(program);
+  registerOperatorCommands(program);
   registerScriptedProviderCommand(program);
   return program;
 }
