@@ -298,7 +298,10 @@ export function createSessionActivities(runtime: SessionRuntime) {
                 name: call.name,
               })),
             );
-            if (failpointArmed('tool-running')) setTimeout(() => failpoint('tool-running'), 200);
+            // Armed only in crash tests: kill the worker while these tools run (never after they returned).
+            const killer = failpointArmed('tool-running')
+              ? setTimeout(() => failpoint('tool-running'), 200)
+              : undefined;
             const outputs = await mapWithLimit(running, TOOL_POOL, (call) =>
               runTool(runtime.tools.get(call.name), call, {
                 sessionId,
@@ -307,6 +310,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
                 signal: context.cancellationSignal,
               }),
             );
+            clearTimeout(killer);
             if (context.cancellationSignal.aborted) throw new CancelledFailure('interrupted during a tool call');
             // Results are logged in model order, whatever order the calls finished in.
             session = await cache.append(

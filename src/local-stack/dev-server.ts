@@ -40,6 +40,16 @@ export interface DevServer {
 }
 
 /** Dynamic config the product needs (updates, async-accepted updates, update-with-start). */
+/**
+ * The search attributes the session workflow sets (src/shared/search-attributes.ts). Always registered:
+ * an unregistered attribute fails the workflow task that sets it.
+ */
+export const SESSION_SEARCH_ATTRIBUTES: Readonly<Record<string, SearchAttributeTypeName>> = {
+  DhSessionStatus: 'Keyword',
+  DhTurns: 'Int',
+  DhTotalTokens: 'Int',
+};
+
 export const REQUIRED_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = {
   'frontend.enableUpdateWorkflowExecution': true,
   'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
@@ -94,7 +104,7 @@ export function devServerArgs(
     // The CLI parses each value as JSON: strings need their quotes.
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
-  for (const [name, type] of Object.entries(options.searchAttributes ?? {})) {
+  for (const [name, type] of Object.entries({ ...SESSION_SEARCH_ATTRIBUTES, ...options.searchAttributes })) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
       throw new Error(`invalid search attribute name ${JSON.stringify(name)}`);
     args.push('--search-attribute', `${name}=${type}`);

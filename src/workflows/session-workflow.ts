@@ -6,6 +6,8 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
+  upsertSearchAttributes,
   ActivityFailure,
   ApplicationFailure,
   setHandler,
@@ -50,6 +52,11 @@ import {
   sessionActivities as sessionProxy,
   toolActivities as toolProxy,
 } from './activity-proxies.js';
+import {
+  SESSION_STATUS_ATTRIBUTE,
+  SESSION_TOKENS_ATTRIBUTE,
+  SESSION_TURNS_ATTRIBUTE,
+} from '../shared/search-attributes.js';
 
 /** How many recent message ids the workflow remembers for deduplication (the store is the authority). */
 const RECENT_IDS = 2_000;
@@ -235,6 +242,19 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   });
 
   // ---- helpers ----
+  /**
+   * Publishes status, turns and tokens for the Temporal UI. Behind a patch: runs recorded before
+   * this existed replay without the upsert commands (docs/versioning.md).
+   */
+  const publish = (state: SessionStatus): void => {
+    if (!patched('session-search-attributes')) return;
+    upsertSearchAttributes([
+      { key: SESSION_STATUS_ATTRIBUTE, value: state },
+      { key: SESSION_TURNS_ATTRIBUTE, value: lastTurn },
+      { key: SESSION_TOKENS_ATTRIBUTE, value: sessionTokens },
+    ]);
+  };
+
   const absorb = (outcome: AppendOutcome, passed: readonly IngressMessage[], claimed: readonly string[] = []): void => {
     head = outcome.head;
     const passedIds = new Set(passed.map((m) => m.messageId));
@@ -309,6 +329,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     currentTurn = turn;
     status = 'running';
     wakeLatched = false;
+    publish('running');
     let turnTokens = 0;
     let turnStarted = false;
     try {
@@ -396,6 +417,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       aborting = false;
       status = 'idle';
       currentStep = 0;
+      publish('idle');
     }
   };
 
@@ -449,5 +471,6 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     if (closing) break;
   }
   await condition(allHandlersFinished);
+  publish('closed');
   return { sessionId, head, turns: lastTurn, closedBy: 'close' };
 }

@@ -7,6 +7,7 @@ import type { SessionEvent } from '../../src/core/index.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import { closeSignal, followupSignal, sessionWorkflowId, stateQuery } from '../../src/shared/session-messages.js';
 import { resolveTemporalCli } from '../../src/local-stack/temporal-cli.js';
+import { SESSION_STATUS_ATTRIBUTE, SESSION_TOKENS_ATTRIBUTE, SESSION_TURNS_ATTRIBUTE } from '../../src/shared/search-attributes.js';
 import { startDevServer, type DevServer } from '../../src/local-stack/dev-server.js';
 import { echoTool } from '../helpers/test-tools.js';
 import { expectProviderSawTheLog, startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
@@ -102,6 +103,11 @@ describe('session lifecycle on a real Temporal server', () => {
     expect(events.filter((e) => e.type === 'session/start')).toHaveLength(1);
     await expectProviderSawTheLog(h, ['resume']);
     expect(await checkHistoryMirror(h.client, h.store, 'resume')).toMatchObject({ ok: true, runs: 2 });
+    // Status, turns and tokens are visible (and filterable) in Temporal.
+    const described = await second.describe();
+    expect(described.typedSearchAttributes.get(SESSION_STATUS_ATTRIBUTE)).toBe('idle');
+    expect(described.typedSearchAttributes.get(SESSION_TURNS_ATTRIBUTE)).toBe(2);
+    expect(described.typedSearchAttributes.get(SESSION_TOKENS_ATTRIBUTE)).toBeGreaterThan(0);
   });
 
   it('a terminated run leaves an open turn; the next run repairs it (interrupted) and carries on', async () => {

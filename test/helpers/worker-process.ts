@@ -1,0 +1,86 @@
+// Child-process entry of the crash tests: one session worker built like the in-process harness (scripted
+// provider, SQLite store, test tools), configured by JSON in DH_WORKER_PROCESS_CONFIG (or argv[2]).
+// Prints `worker ready` once the worker exists; SIGTERM, SIGINT or EOF on stdin drain it and exit 0.
+// Usage: node --import tsx test/helpers/worker-process.ts ['<config json>']  (see child-worker.ts)
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { ToolDefinition } from '../../src/activities/session-runtime.js';
+import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
+import { createSessionWorker } from '../../src/worker/create-session-worker.js';
+import { defaultHeaderComposer } from '../../src/worker/default-header.js';
+import { WORKER_CONFIG_ENV, WORKER_READY_LINE, type WorkerProcessConfig } from './child-worker.js';
+import { scriptedProfile, TEST_MODEL } from './session-harness.js';
+import { echoTool, idempotentSleepTool, sleepTool } from './test-tools.js';
+
+const raw = process.env[WORKER_CONFIG_ENV] ?? process.argv[2];
+if (raw === undefined || raw === '') {
+  throw new Error(`worker-process: pass the config as JSON in ${WORKER_CONFIG_ENV} or as the first argument`);
+}
+const config = JSON.parse(raw) as WorkerProcessConfig;
+for (const key of [
+  'address',
+  'namespace',
+  'taskQueue',
+  'workflowBundlePath',
+  'storePath',
+  'providerBaseURL',
+  'runLog',
+]) {
+  if (typeof (config as unknown as Record<string, unknown>)[key] !== 'string') {
+    throw new Error(`worker-process: config.${key} must be a string`);
+  }
+}
+
+// Before any connection: quieter logs (to stderr), and no SDK signal handlers — shutdown is ours below.
+Runtime.install({ logger: new DefaultLogger(config.logLevel ?? 'WARN'), shutdownSignals: [] });
+
+const store = SqliteSessionStore.open(config.storePath);
+const profile = scriptedProfile(config.providerBaseURL);
+const tools = new Map<string, ToolDefinition>(
+  [echoTool, sleepTool(config.runLog), idempotentSleepTool(config.runLog)].map((t) => [t.schema.name, t]),
+);
+const worker = await createSessionWorker({
+  address: config.address,
+  namespace: config.namespace,
+  taskQueue: config.taskQueue,
+  workflowBundlePath: config.workflowBundlePath,
+  runtime: {
+    store,
+    profile,
+    apiKey: 'sk-test-not-a-real-key',
+    tools,
+    composeHeader: defaultHeaderComposer({
+      config: { provider: profile.name, model: TEST_MODEL, includeUsage: true },
+      system: 'You are a test agent.',
+      tools,
+    }),
+    idleTimeoutMs: config.idleTimeoutMs,
+    heartbeatMs: config.heartbeatMs ?? 500,
+  },
+});
+
+const running = worker.run();
+let stopping = false;
+const stop = (): void => {
+  if (stopping) return;
+  stopping = true;
+  void worker.shutdown();
+};
+process.once('SIGTERM', stop);
+process.once('SIGINT', stop);
+// The parent holds our stdin open for its lifetime: EOF means it is gone, and so should we be.
+process.stdin.on('end', stop);
+process.stdin.on('error', stop);
+process.stdin.resume();
+process.stdout.write(`${WORKER_READY_LINE}\n`);
+
+let exitCode = 0;
+try {
+  await running;
+} catch (error) {
+  console.error(`worker-process: the worker failed: ${error instanceof Error ? error.stack : String(error)}`);
+  exitCode = 1;
+} finally {
+  await store.close();
+}
+// Open sockets (a model stream cut by the shutdown) must not keep a drained worker alive.
+process.exit(exitCode);
