@@ -11,6 +11,8 @@ export const FAILPOINTS = [
   'tool-running',
   /** After a tool result is appended, before the step ends. */
   'tool-after-append',
+  /** Inside a compaction's summary stream (compact/start logged, no summary yet). */
+  'compaction-summarizing',
 ] as const;
 export type Failpoint = (typeof FAILPOINTS)[number];
 

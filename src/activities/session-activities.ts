@@ -6,7 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Context, CancelledFailure } from '@temporalio/activity';
 import {
+  buildCompactionRequest,
   buildSessionRequest,
+  compactionRange,
+  ErrorCode,
+  estimateTokens,
+  firstDifference,
+  InvariantError,
+  pruneReplacements,
+  SUMMARY_PREFIX,
   canonicalJson,
   DhError,
   repairDrafts,
@@ -22,7 +30,10 @@ import { callModel } from '../providers/call-model.js';
 import { toWireBody } from '../providers/wire-body.js';
 import type {
   AppendOutcome,
+  CloseStepInput,
   CloseTurnInput,
+  CompactInput,
+  CompactOutcome,
   IngressMessage,
   InboxInput,
   ModelStepInput,
@@ -119,6 +130,17 @@ export function createSessionActivities(runtime: SessionRuntime) {
               content: m.content,
             };
           });
+          if (input.compactAt !== undefined && overPressure(runtime, session, batch, input.compactAt)) {
+            // Nothing of this step is logged yet: the workflow compacts and asks again.
+            return {
+              ...(await outcome(session, input.knownHead)),
+              outcome: 'compact',
+              toolCallIds: [],
+              stepEnded: false,
+              usage: null,
+              fromLog: false,
+            };
+          }
           const decision = runtime.preStep
             ? await runtime.preStep(batch, { sessionId, turn, step, events: session.events })
             : { decision: 'enter' as const };
@@ -435,6 +457,138 @@ export function createSessionActivities(runtime: SessionRuntime) {
     },
 
     /**
+     * Ends a step that cannot go on (a context overflow): answers its open calls and logs `step/end`
+     * with the error, so the turn can compact and carry on with a new step.
+     */
+    async closeStep(input: CloseStepInput): Promise<AppendOutcome> {
+      return edge(async () => {
+        let session = await cache.load(input.sessionId);
+        const drafts = ingressDrafts(session, input.ingress);
+        const open = session.state.openStep;
+        if (open && open.turn === input.turn && open.step === input.step) {
+          const closing = repairDrafts(session, input.at).filter((d) => d.type === 'tool/result');
+          drafts.push(...closing, {
+            type: 'step/end',
+            at: input.at,
+            turn: input.turn,
+            step: input.step,
+            error: input.error,
+          });
+        }
+        session = await cache.append(session, drafts);
+        return outcome(session, input.knownHead);
+      });
+    },
+
+    /**
+     * One compaction, logged as compact/start … compact/end. A summary replaces the surface before
+     * the most recent turns, produced by a request that is the next step's request plus an
+     * instruction (a cache hit on the shared prefix); `prune` replaces large old tool outputs by
+     * stubs, without a model. Idempotent per compaction id: a retry resumes or returns.
+     */
+    async compact(input: CompactInput): Promise<CompactOutcome> {
+      return edge(async () => {
+        const { sessionId, compactionId } = input;
+        let session = await cache.load(sessionId);
+        session = await cache.append(session, ingressDrafts(session, input.ingress));
+        const done = session.events.find((e) => e.type === 'compact/end' && e.compactionId === compactionId);
+        const before = estimateTokens(session.deriveMessages());
+        const finish = async (result: 'applied' | 'abandoned'): Promise<CompactOutcome> => ({
+          ...(await outcome(session, input.knownHead)),
+          outcome: result,
+          tokensBefore: before,
+          tokensAfter: estimateTokens(session.deriveMessages()),
+        });
+        if (done?.type === 'compact/end') return finish(done.outcome);
+        if (session.state.openCompaction !== compactionId) {
+          session = await cache.append(session, [
+            { type: 'compact/start', at: input.at, compactionId, trigger: input.trigger },
+          ]);
+        }
+        const abandon = async (): Promise<CompactOutcome> => {
+          session = await cache.append(session, [
+            { type: 'compact/end', at: Date.now(), compactionId, outcome: 'abandoned' },
+          ]);
+          return finish('abandoned');
+        };
+
+        if (input.trigger === 'prune') {
+          const stubs = pruneReplacements(session.events, input.keepRecentTurns, input.pruneMinChars);
+          if (stubs.length === 0) return abandon();
+          session = await cache.append(session, [
+            ...stubs.map((stub, i): EventDraft => ({
+              type: 'surface/replace',
+              at: Date.now(),
+              replaceId: `${compactionId}-${i + 1}`,
+              range: { start: stub.position, end: stub.position },
+              messages: [stub.message],
+            })),
+            { type: 'compact/end', at: Date.now(), compactionId, outcome: 'applied' },
+          ]);
+          return finish('applied');
+        }
+
+        const range = compactionRange(session.events, input.keepRecentTurns);
+        if (!range) return abandon();
+        const maxTokens = SUMMARY_MAX_TOKENS;
+        const built = buildCompactionRequest(sessionId, session.events, maxTokens);
+        // The same gate as a step: the summary request must be what a fresh read of the store derives.
+        const fresh = buildCompactionRequest(sessionId, await runtime.store.read(sessionId), maxTokens);
+        const where = firstDifference(built, fresh);
+        if (where !== null) {
+          throw new InvariantError(
+            ErrorCode.RequestDiverges,
+            sessionId,
+            where,
+            'the summary request differs from the stored log',
+          );
+        }
+        const wire = await toWireBody(built, runtime.profile);
+        const context = Context.current();
+        const heartbeat = setInterval(() => context.heartbeat(), runtime.heartbeatMs);
+        let result;
+        try {
+          result = await callModel({
+            request: built,
+            profile: runtime.profile,
+            apiKey: runtime.apiKey,
+            signal: context.cancellationSignal,
+            idleTimeoutMs: runtime.idleTimeoutMs,
+            verifiedBody: wire.body,
+            onDelta: () => failpoint('compaction-summarizing'),
+          });
+        } finally {
+          clearInterval(heartbeat);
+        }
+        if (result.message.interrupted) throw new CancelledFailure('interrupted during compaction');
+        const summary = result.message.content?.trim() ?? '';
+        if (summary === '') return abandon();
+        const replacement = [{ role: 'user' as const, content: `${SUMMARY_PREFIX}${summary}` }];
+        const after = session.deriveMessages();
+        after.splice(range.start, range.end - range.start + 1, ...replacement);
+        session = await cache.append(session, [
+          {
+            type: 'compact/summary',
+            at: Date.now(),
+            compactionId,
+            provider: built.config.provider,
+            model: built.config.model,
+            maxTokens,
+            range,
+            tokensBefore: before,
+            tokensAfter: estimateTokens(after),
+            ...(result.usage ? { usage: result.usage } : {}),
+            requestDigest: wire.digest,
+            requestBytes: wire.bytes,
+          },
+          { type: 'surface/replace', at: Date.now(), replaceId: compactionId, range, messages: replacement },
+          { type: 'compact/end', at: Date.now(), compactionId, outcome: 'applied' },
+        ]);
+        return finish('applied');
+      });
+    },
+
+    /**
      * Ends a turn: answers its open tool calls (`interrupted` if started, `skipped` if not), ends the
      * open step and logs `turn/end` with the reason. Returns the queue as the log holds it.
      */
@@ -442,6 +596,15 @@ export function createSessionActivities(runtime: SessionRuntime) {
       return edge(async () => {
         let session = await cache.load(input.sessionId);
         const drafts = ingressDrafts(session, input.ingress);
+        // An open compaction (a failed summary call) is abandoned first: no step may start while it is open.
+        if (session.state.openCompaction !== null) {
+          drafts.push({
+            type: 'compact/end',
+            at: input.at,
+            compactionId: session.state.openCompaction,
+            outcome: 'abandoned',
+          });
+        }
         if (session.state.openTurn === input.turn) {
           const closing = repairDrafts(session, input.at).filter(
             (d) => d.type !== 'turn/end' && d.type !== 'compact/end',
@@ -553,6 +716,33 @@ function workspaceOf(runtime: SessionRuntime, sessionId: string): string {
   const dir = runtime.workspaceFor ? runtime.workspaceFor(sessionId) : join(tmpdir(), 'dh-workspaces', sessionId);
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/** Output budget of a summary request. */
+const SUMMARY_MAX_TOKENS = 2048;
+
+/**
+ * Whether the next request (current surface, the batch about to be claimed, the header) would use
+ * more than `threshold` of the model's context window — estimated, before anything is logged.
+ */
+function overPressure(
+  runtime: SessionRuntime,
+  session: Session,
+  batch: readonly ClaimedMessage[],
+  threshold: number,
+): boolean {
+  const header = session.requestHeader();
+  if (!header) return false;
+  const window = runtime.profile.models.find((m) => m.id === header.config.model)?.contextWindow;
+  if (window === undefined) return false;
+  const messages = [
+    ...(header.prefix ?? []),
+    ...session.deriveMessages(),
+    ...batch.map((m) => ({ role: 'user' as const, content: m.content })),
+  ];
+  const tokens =
+    estimateTokens(messages) + Math.ceil(JSON.stringify([header.system ?? '', header.tools ?? []]).length / 4);
+  return tokens >= threshold * window;
 }
 
 /** Parallel tool runs per step. */

@@ -39,7 +39,8 @@ export function buildSessionRequest(session: Session): BuiltRequest {
   );
 }
 
-function assembleRequest(
+/** Assembles and deep-freezes a request; shared by the step builder and the compaction builder. */
+export function assembleRequest(
   sessionId: string,
   header: RequestHeader | undefined,
   step: { turn: number; step: number } | undefined,

@@ -199,9 +199,13 @@ export const CompactSummary = z.strictObject({
   model: z.string().min(1),
   maxTokens: z.number().int().positive().optional(),
   range: SurfaceRange,
+  /** Estimated tokens of the surface before and after the replace. */
   tokensBefore: z.number().int().nonnegative(),
   tokensAfter: z.number().int().nonnegative(),
   usage: Usage.optional(),
+  /** sha256 of the exact wire body of the summary request (audited like a step's request/sent). */
+  requestDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  requestBytes: z.number().int().nonnegative(),
 });
 export const SurfaceReplace = z.strictObject({
   ...envelope,

@@ -16,3 +16,4 @@ export * from './build-request.js';
 export * from './verify-request.js';
 export * from './repair.js';
 export * from './fork.js';
+export * from './compaction.js';

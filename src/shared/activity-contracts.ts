@@ -74,11 +74,17 @@ export interface ModelStepInput extends InboxInput {
   /** Message ids to claim for this step, in claim order. */
   readonly claim: readonly string[];
   readonly at: number;
+  /** Compact first when the request would use more than this fraction of the context window. */
+  readonly compactAt?: number;
 }
 
 export interface ModelStepOutcome extends AppendOutcome {
-  /** `blocked`: the pre-step hook rejected the batch; the activity ended the turn. */
-  readonly outcome: 'responded' | 'blocked';
+  /**
+   * `blocked`: the pre-step hook rejected the batch; the activity ended the turn. `compact`: the
+   * request would exceed the context-pressure threshold; nothing of the step was logged, the
+   * workflow compacts and asks again.
+   */
+  readonly outcome: 'responded' | 'blocked' | 'compact';
   /** Ids of the tool calls the model made (their arguments stay in the log). */
   readonly toolCallIds: readonly string[];
   /** True when the step has no tool calls and the activity already appended `step/end`. */
@@ -124,5 +130,28 @@ export interface CloseTurnInput extends InboxInput {
   readonly turn: number;
   readonly reason: TurnEndReason;
   readonly error?: { readonly code: string; readonly message: string };
+  readonly at: number;
+}
+
+export interface CompactInput extends InboxInput {
+  readonly compactionId: string;
+  readonly trigger: 'pressure' | 'manual' | 'overflow' | 'prune';
+  /** Most recent turns kept verbatim. */
+  readonly keepRecentTurns: number;
+  /** Pruning: tool outputs longer than this are replaced by a stub. */
+  readonly pruneMinChars: number;
+  readonly at: number;
+}
+
+export interface CompactOutcome extends AppendOutcome {
+  readonly outcome: 'applied' | 'abandoned';
+  readonly tokensBefore: number;
+  readonly tokensAfter: number;
+}
+
+export interface CloseStepInput extends InboxInput {
+  readonly turn: number;
+  readonly step: number;
+  readonly error: { readonly code: string; readonly message: string };
   readonly at: number;
 }

@@ -45,6 +45,10 @@ export const ApprovePayload = z.strictObject({
 });
 export type ApprovePayload = z.infer<typeof ApprovePayload>;
 
+/** Payload of the `compact` update: compact at the next boundary (a summary, or only pruning). */
+export const CompactPayload = z.strictObject({ prune: z.boolean().optional() }).optional();
+export type CompactPayload = z.infer<typeof CompactPayload>;
+
 export const InterruptSignalPayload = z.strictObject({ reason: z.string().max(500).optional() }).optional();
 export const CloseSignalPayload = z.strictObject({ reason: z.string().max(500).optional() }).optional();
 
@@ -83,6 +87,7 @@ export interface SessionStateView {
   };
   /** A tool call waiting for the `approve` update, if any. */
   readonly pendingApproval: { readonly callId: string; readonly name: string; readonly reason: string } | null;
+  readonly compactions: number;
 }
 
 export const followupSignal = defineSignal<[unknown]>('followup');
@@ -94,6 +99,7 @@ export const sendUpdate = defineUpdate<SendReceipt, [SendUpdatePayload]>('send')
 export const approveUpdate = defineUpdate<{ callId: string; decision: 'approve' | 'deny' }, [ApprovePayload]>(
   'approve',
 );
+export const compactUpdate = defineUpdate<{ accepted: true }, [CompactPayload]>('compact');
 export const stateQuery = defineQuery<SessionStateView>('state');
 
 /** The workflow id of a session (no `/`: it breaks the Temporal UI). */

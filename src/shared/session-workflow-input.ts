@@ -11,6 +11,12 @@ export interface SessionLimits {
   readonly maxTurnMs: number;
   /** How long a tool call waits for the `approve` update before it fails closed (denied), in milliseconds. */
   readonly approvalTimeoutMs: number;
+  /** Compact when the next request would use more than this fraction of the context window (0 = never). */
+  readonly compactAt: number;
+  /** Turns kept verbatim by a compaction. */
+  readonly keepRecentTurns: number;
+  /** Pruning replaces older tool outputs longer than this many characters by a stub. */
+  readonly pruneMinChars: number;
 }
 
 export const DEFAULT_LIMITS: SessionLimits = {
@@ -20,6 +26,9 @@ export const DEFAULT_LIMITS: SessionLimits = {
   maxSessionTokens: 500_000_000,
   maxTurnMs: 6 * 60 * 60 * 1000,
   approvalTimeoutMs: 10 * 60 * 1000,
+  compactAt: 0.8,
+  keepRecentTurns: 2,
+  pruneMinChars: 2_000,
 };
 
 /** Everything a continued run needs: cursors, queues, the wake latch, recent ids. Never the transcript. */

@@ -32,6 +32,8 @@ import {
   MessageSignalPayload,
   approveUpdate,
   ApprovePayload,
+  compactUpdate,
+  CompactPayload,
   sendUpdate,
   SendUpdatePayload,
   stateQuery,
@@ -91,6 +93,8 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   let hostTaskQueue = carry?.hostTaskQueue;
   let pendingApproval: PendingApproval | null = null;
   const approvals = new Map<string, ApprovalDecisionInput>();
+  let compactRequested: 'summary' | 'prune' | null = null;
+  let compactions = 0;
   const sessionActivities = sessionProxy();
   const modelActivities = modelProxy();
 
@@ -218,6 +222,20 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       },
     },
   );
+  setHandler(
+    compactUpdate,
+    (payload) => {
+      compactRequested = CompactPayload.parse(payload)?.prune ? 'prune' : 'summary';
+      return { accepted: true as const };
+    },
+    {
+      validator: (payload) => {
+        if (!CompactPayload.safeParse(payload).success)
+          throw ApplicationFailure.nonRetryable('invalid compact request', 'INVALID_PAYLOAD');
+        if (closing) throw ApplicationFailure.nonRetryable(`session "${sessionId}" is closing`, 'SESSION_CLOSED');
+      },
+    },
+  );
   setHandler(stateQuery, (): SessionStateView => {
     const all = [...queue, ...ingress];
     return {
@@ -238,6 +256,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       lastTurnEnd,
       usage: { ...usage },
       pendingApproval,
+      compactions,
     };
   });
 
@@ -323,6 +342,24 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     lastTurnEnd = { turn, reason, errorCode: error?.code ?? null };
   };
 
+  /** Compacts between steps (or while idle); not interruptible, so a compaction is never left half done. */
+  const compactNow = async (trigger: 'pressure' | 'manual' | 'overflow' | 'prune'): Promise<void> => {
+    const passed = ingress.slice();
+    compactRequested = null;
+    const outcome = await modelActivities.compact({
+      sessionId,
+      knownHead: head,
+      ingress: passed,
+      compactionId: uuid4(),
+      trigger,
+      keepRecentTurns: limits.keepRecentTurns,
+      pruneMinChars: limits.pruneMinChars,
+      at: Date.now(),
+    });
+    absorb(outcome, passed);
+    if (outcome.outcome === 'applied') compactions++;
+  };
+
   const runTurn = async (): Promise<void> => {
     const turn = lastTurn + 1;
     const startedAt = Date.now();
@@ -332,6 +369,8 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     publish('running');
     let turnTokens = 0;
     let turnStarted = false;
+    let overflowed = false;
+    let pressureRounds = 0;
     try {
       for (let step = 1; ; step++) {
         if (aborting) return await endTurn(turn, 'aborted');
@@ -343,22 +382,61 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
           Date.now() - startedAt >= limits.maxTurnMs;
         if (overBudget) return await endTurn(turn, 'budget');
         currentStep = step;
+        if (compactRequested) await compactNow(compactRequested === 'prune' ? 'prune' : 'manual');
         const claim = claimFor(step);
         const passed = ingress.slice();
-        const result = await cancellable(() =>
-          modelActivities.modelStep({
-            sessionId,
-            knownHead: head,
-            ingress: passed,
-            instance,
-            turn,
-            step,
-            startTurn: !turnStarted,
+        // Context pressure: first prune old tool outputs, then summarize, then send regardless.
+        const checkPressure = limits.compactAt > 0 && pressureRounds < 2;
+        let result: Awaited<ReturnType<typeof modelActivities.modelStep>> | typeof INTERRUPTED;
+        try {
+          result = await cancellable(() =>
+            modelActivities.modelStep({
+              sessionId,
+              knownHead: head,
+              ingress: passed,
+              instance,
+              turn,
+              step,
+              startTurn: !turnStarted,
+              claim,
+              at: Date.now(),
+              ...(checkPressure ? { compactAt: limits.compactAt } : {}),
+            }),
+          );
+        } catch (error) {
+          // A context overflow ends this step with its error, compacts, and carries on in a new step — once.
+          if (failureType(error) !== 'CONTEXT_LENGTH_EXCEEDED' || overflowed) throw error;
+          overflowed = true;
+          turnStarted = true;
+          lastTurn = turn;
+          const closePassed = ingress.slice();
+          absorb(
+            await sessionActivities.closeStep({
+              sessionId,
+              knownHead: head,
+              ingress: closePassed,
+              turn,
+              step,
+              error: { code: 'CONTEXT_LENGTH_EXCEEDED', message: failureMessage(error) },
+              at: Date.now(),
+            }),
+            closePassed,
             claim,
-            at: Date.now(),
-          }),
-        );
+          );
+          await compactNow('overflow');
+          continue;
+        }
         if (result === INTERRUPTED) return await endTurn(turn, 'aborted');
+        if (result.outcome === 'compact') {
+          turnStarted = true;
+          lastTurn = turn;
+          absorb(result, passed);
+          await compactNow(pressureRounds === 0 ? 'prune' : 'pressure');
+          pressureRounds++;
+          step--;
+          continue;
+        }
+        pressureRounds = 0;
         turnStarted = true;
         lastTurn = turn;
         instance = { ...instance, headerRecorded: true };
@@ -432,7 +510,14 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   }
 
   for (;;) {
-    await condition(() => closing || hasWake() || ingress.length > 0 || workflowInfo().continueAsNewSuggested);
+    await condition(
+      () =>
+        closing ||
+        hasWake() ||
+        ingress.length > 0 ||
+        compactRequested !== null ||
+        workflowInfo().continueAsNewSuggested,
+    );
     // A turn boundary: the only place a run hands over to its continuation (queues travel with it).
     if (workflowInfo().continueAsNewSuggested && !closing) {
       await condition(allHandlersFinished);
@@ -457,6 +542,24 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         carry: next,
       });
     }
+    if (compactRequested && !hasWake()) {
+      // A manual compaction while idle; a failure leaves nothing open (closeTurn abandons it).
+      try {
+        await compactNow(compactRequested === 'prune' ? 'prune' : 'manual');
+      } catch {
+        const passed = ingress.slice();
+        const closed = await sessionActivities.closeTurn({
+          sessionId,
+          knownHead: head,
+          ingress: passed,
+          turn: lastTurn,
+          reason: 'error',
+          at: Date.now(),
+        });
+        absorb(closed, passed);
+      }
+      continue;
+    }
     // Closing drains: messages accepted before the close still run; new ones are refused.
     if (hasWake()) {
       await runTurn();
@@ -473,4 +576,16 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   await condition(allHandlersFinished);
   publish('closed');
   return { sessionId, head, turns: lastTurn, closedBy: 'close' };
+}
+
+/** The stable failure type of an activity failure (set by toApplicationFailure), if any. */
+function failureType(error: unknown): string | undefined {
+  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure
+    ? (error.cause.type ?? undefined)
+    : undefined;
+}
+
+function failureMessage(error: unknown): string {
+  if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) return error.cause.message;
+  return error instanceof Error ? error.message : String(error);
 }

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { inject } from 'vitest';
-import { buildRequest, type SessionEvent } from '../../src/core/index.js';
+import { buildCompactionRequest, buildRequest, type SessionEvent } from '../../src/core/index.js';
 import type { PreStepDecision, ClaimedMessage, ToolDefinition } from '../../src/activities/session-runtime.js';
 import { genericProfile, type ProviderProfile } from '../../src/providers/provider-profiles.js';
 import { toWireBody } from '../../src/providers/wire-body.js';
@@ -31,6 +31,8 @@ export interface HarnessOptions {
   readonly tools?: readonly ToolDefinition[];
   readonly preStep?: (batch: readonly ClaimedMessage[]) => Promise<PreStepDecision>;
   readonly idleTimeoutMs?: number;
+  /** The scripted models' context window in tokens (small values make compaction happen early). */
+  readonly contextWindow?: number;
   /** When given, the runtime is composed from these plugins (after a system prompt and the test tools). */
   readonly plugins?: readonly Plugin[];
   /** Another Temporal server than the run's shared one (e.g. one started with special dynamic config). */
@@ -53,14 +55,14 @@ export interface Harness {
 
 let counter = 0;
 
-export function scriptedProfile(baseURL: string): ProviderProfile {
+export function scriptedProfile(baseURL: string, contextWindow = 128_000): ProviderProfile {
   return genericProfile({
     name: 'scripted',
     baseURL,
     apiKeyEnv: TEST_KEY_ENV,
     models: [
-      { id: TEST_MODEL, contextWindow: 128_000, vision: false, thinking: 'none' },
-      { id: TEST_MODEL_2, contextWindow: 128_000, vision: false, thinking: 'none' },
+      { id: TEST_MODEL, contextWindow, vision: false, thinking: 'none' },
+      { id: TEST_MODEL_2, contextWindow, vision: false, thinking: 'none' },
     ],
   });
 }
@@ -68,7 +70,7 @@ export function scriptedProfile(baseURL: string): ProviderProfile {
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const dir = mkdtempSync(join(tmpdir(), 'dh-scenario-'));
   const provider = await startScriptedProvider({ script: { models: [TEST_MODEL, TEST_MODEL_2], ...options.script } });
-  const profile = scriptedProfile(provider.url);
+  const profile = scriptedProfile(provider.url, options.contextWindow);
   const storePath = join(dir, 'sessions.db');
   const store = SqliteSessionStore.open(storePath);
   const taskQueue = `scenario-${process.pid}-${++counter}-${Date.now()}`;
@@ -186,20 +188,11 @@ export async function expectProviderSawTheLog(
   const explained = new Set<string>();
   for (const sessionId of harness.sessionIds) {
     const events = await harness.store.read(sessionId).catch(() => []);
-    for (const sent of events.filter((e) => e.type === 'request/sent')) {
-      explained.add((await toWireBody(buildRequest(sessionId, events.slice(0, sent.seq)), harness.profile)).body);
-    }
+    for (const body of await derivedBodies(sessionId, events, harness.profile)) explained.add(body);
   }
   for (const sessionId of sessionIds) {
     const events = await harness.store.read(sessionId);
-    const derived: string[] = [];
-    for (const sent of events.filter((e) => e.type === 'request/sent')) {
-      const request = buildRequest(sessionId, events.slice(0, sent.seq));
-      const wire = await toWireBody(request, harness.profile);
-      if (wire.digest !== sent.digest)
-        throw new Error(`${sessionId} step ${sent.turn}.${sent.step}: the recorded digest does not re-derive`);
-      derived.push(wire.body);
-    }
+    const derived = await derivedBodies(sessionId, events, harness.profile);
     const mine = new Set(derived);
     const arrived = received.filter((body) => mine.has(body)).filter((body, i, all) => i === 0 || body !== all[i - 1]);
     if (JSON.stringify(arrived) !== JSON.stringify(derived)) {
@@ -210,6 +203,35 @@ export async function expectProviderSawTheLog(
   }
   const unexplained = received.filter((body) => !explained.has(body));
   if (unexplained.length > 0) throw new Error(`the provider received ${unexplained.length} bodies no log explains`);
+}
+
+/**
+ * Every wire body the log explains, in log order: each step's request (checked against its
+ * request/sent digest) and each compaction's summary request (checked against compact/summary).
+ */
+export async function derivedBodies(
+  sessionId: string,
+  events: readonly SessionEvent[],
+  profile: ProviderProfile,
+): Promise<string[]> {
+  const bodies: string[] = [];
+  for (const event of events) {
+    if (event.type === 'request/sent') {
+      const wire = await toWireBody(buildRequest(sessionId, events.slice(0, event.seq)), profile);
+      if (wire.digest !== event.digest)
+        throw new Error(`${sessionId} step ${event.turn}.${event.step}: the recorded digest does not re-derive`);
+      bodies.push(wire.body);
+    } else if (event.type === 'compact/summary') {
+      const wire = await toWireBody(
+        buildCompactionRequest(sessionId, events.slice(0, event.seq), event.maxTokens),
+        profile,
+      );
+      if (wire.digest !== event.requestDigest)
+        throw new Error(`${sessionId} compaction ${event.compactionId}: the recorded digest does not re-derive`);
+      bodies.push(wire.body);
+    }
+  }
+  return bodies;
 }
 
 export function eventTypes(events: readonly SessionEvent[]): string[] {
