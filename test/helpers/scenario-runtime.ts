@@ -16,11 +16,18 @@ import type { Script } from '../../src/scripted-provider/script.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
+import type { Plugin } from '../../src/plugins/plugin.js';
+import { createPluginRuntime } from '../../src/plugins/plugin-runtime.js';
+import { systemPromptPlugin, toolsPlugin } from '../../src/plugins/basic-plugins.js';
+import { buildCompactionRequest, buildRequest } from '../../src/core/index.js';
+import { toWireBody } from '../../src/providers/wire-body.js';
 import { sessionWorkflowId, stateQuery, type SessionStateView } from '../../src/shared/session-messages.js';
 import type { SessionLimits } from '../../src/shared/session-workflow-input.js';
 import { agentSession } from '../../src/workflows/session-workflow.js';
 
 export const SCENARIO_MODEL = 'scripted-model';
+/** A second model id, for plugins that switch models mid-session. */
+export const SCENARIO_MODEL_2 = 'scripted-model-2';
 export const SCENARIO_KEY_ENV = 'DH_TEST_PROVIDER_KEY';
 
 export interface ScenarioRuntimeOptions {
@@ -37,6 +44,10 @@ export interface ScenarioRuntimeOptions {
   readonly tools?: readonly ToolDefinition[];
   readonly preStep?: (batch: readonly ClaimedMessage[]) => Promise<PreStepDecision>;
   readonly idleTimeoutMs?: number;
+  /** The scripted models' context window in tokens (small values make compaction happen early). */
+  readonly contextWindow?: number;
+  /** When given, the runtime is composed from these plugins (after a system prompt and the test tools). */
+  readonly plugins?: readonly Plugin[];
 }
 
 export interface ScenarioRuntime {
@@ -55,12 +66,15 @@ export interface ScenarioRuntime {
 
 let counter = 0;
 
-export function scriptedProfile(baseURL: string): ProviderProfile {
+export function scriptedProfile(baseURL: string, contextWindow = 128_000): ProviderProfile {
   return genericProfile({
     name: 'scripted',
     baseURL,
     apiKeyEnv: SCENARIO_KEY_ENV,
-    models: [{ id: SCENARIO_MODEL, contextWindow: 128_000, vision: false, thinking: 'none' }],
+    models: [
+      { id: SCENARIO_MODEL, contextWindow, vision: false, thinking: 'none' },
+      { id: SCENARIO_MODEL_2, contextWindow, vision: false, thinking: 'none' },
+    ],
   });
 }
 
@@ -76,9 +90,11 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   };
   try {
-    const provider = await startScriptedProvider({ script: { models: [SCENARIO_MODEL], ...options.script } });
+    const provider = await startScriptedProvider({
+      script: { models: [SCENARIO_MODEL, SCENARIO_MODEL_2], ...options.script },
+    });
     cleanups.push(() => provider.close());
-    const profile = scriptedProfile(provider.url);
+    const profile = scriptedProfile(provider.url, options.contextWindow);
     const storePath = join(dir, 'sessions.db');
     const store = SqliteSessionStore.open(storePath);
     cleanups.push(() => store.close());
@@ -100,6 +116,16 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
           tools,
         }),
         ...(options.preStep ? { preStep: options.preStep } : {}),
+        ...(options.plugins
+          ? createPluginRuntime({
+              plugins: [
+                systemPromptPlugin('You are a test agent.'),
+                toolsPlugin('test-tools', [...tools.values()]),
+                ...options.plugins,
+              ],
+              seed: { provider: profile.name, model: SCENARIO_MODEL, includeUsage: true },
+            })
+          : {}),
         idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
         heartbeatMs: 500,
       },
@@ -189,6 +215,67 @@ export function waitForTurnEnd(
     `the end of turn ${turn}`,
     timeoutMs,
   );
+}
+
+/**
+ * Every wire body the log explains, in log order: each step's request (checked against its
+ * request/sent digest) and each compaction's summary request (checked against compact/summary).
+ */
+export async function derivedBodies(
+  sessionId: string,
+  events: readonly SessionEvent[],
+  profile: ProviderProfile,
+): Promise<string[]> {
+  const bodies: string[] = [];
+  for (const event of events) {
+    if (event.type === 'request/sent') {
+      const wire = await toWireBody(buildRequest(sessionId, events.slice(0, event.seq)), profile);
+      if (wire.digest !== event.digest)
+        throw new Error(`${sessionId} step ${event.turn}.${event.step}: the recorded digest does not re-derive`);
+      bodies.push(wire.body);
+    } else if (event.type === 'compact/summary') {
+      const wire = await toWireBody(
+        buildCompactionRequest(sessionId, events.slice(0, event.seq), event.maxTokens),
+        profile,
+      );
+      if (wire.digest !== event.requestDigest)
+        throw new Error(`${sessionId} compaction ${event.compactionId}: the recorded digest does not re-derive`);
+      bodies.push(wire.body);
+    }
+  }
+  return bodies;
+}
+
+/**
+ * The check every scenario ends with: each recorded wire digest re-derives from the log prefix before
+ * it; every body the provider received is explained by a session of the runtime; and per session, the
+ * bodies arrived in log order (a request retried after a crash appears twice in a row, identical).
+ */
+export async function expectProviderSawTheLog(
+  runtime: Pick<ScenarioRuntime, 'provider' | 'store' | 'profile' | 'sessionIds'>,
+  sessionIds: readonly string[],
+): Promise<void> {
+  const received = runtime.provider
+    .requests()
+    .filter((r) => r.path.endsWith('/chat/completions'))
+    .map((r) => r.body);
+  const explained = new Set<string>();
+  for (const sessionId of runtime.sessionIds) {
+    const events = await runtime.store.read(sessionId).catch(() => []);
+    for (const body of await derivedBodies(sessionId, events, runtime.profile)) explained.add(body);
+  }
+  for (const sessionId of sessionIds) {
+    const derived = await derivedBodies(sessionId, await runtime.store.read(sessionId), runtime.profile);
+    const mine = new Set(derived);
+    const arrived = received.filter((body) => mine.has(body)).filter((body, i, all) => i === 0 || body !== all[i - 1]);
+    if (JSON.stringify(arrived) !== JSON.stringify(derived)) {
+      throw new Error(
+        `${sessionId}: the provider received ${arrived.length} distinct bodies in order, the log derives ${derived.length}`,
+      );
+    }
+  }
+  const unexplained = received.filter((body) => !explained.has(body));
+  if (unexplained.length > 0) throw new Error(`the provider received ${unexplained.length} bodies no log explains`);
 }
 
 // ---- histories as JSON ----

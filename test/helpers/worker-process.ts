@@ -8,7 +8,7 @@ import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
 import { WORKER_CONFIG_ENV, WORKER_READY_LINE, type WorkerProcessConfig } from './child-worker.js';
-import { scriptedProfile, TEST_MODEL } from './session-harness.js';
+import { scriptedProfile, SCENARIO_MODEL as TEST_MODEL } from './scenario-runtime.js';
 import { echoTool, idempotentSleepTool, sleepTool } from './test-tools.js';
 
 const raw = process.env[WORKER_CONFIG_ENV] ?? process.argv[2];
