@@ -8,6 +8,7 @@ import { Context, CancelledFailure } from '@temporalio/activity';
 import {
   buildCompactionRequest,
   buildSessionRequest,
+  deriveEventMessages,
   compactionRange,
   ErrorCode,
   estimateTokens,
@@ -722,8 +723,10 @@ function workspaceOf(runtime: SessionRuntime, sessionId: string): string {
 const SUMMARY_MAX_TOKENS = 2048;
 
 /**
- * Whether the next request (current surface, the batch about to be claimed, the header) would use
- * more than `threshold` of the model's context window — estimated, before anything is logged.
+ * Whether the next request would use more than `threshold` of the model's context window, decided
+ * before anything of the step is logged. Calibrated by the provider: the last response's reported
+ * prompt + output tokens, plus an estimate of what was appended since (and the batch about to be
+ * claimed). Without a usable report (none yet, or a compaction since) the whole request is estimated.
  */
 function overPressure(
   runtime: SessionRuntime,
@@ -735,13 +738,24 @@ function overPressure(
   if (!header) return false;
   const window = runtime.profile.models.find((m) => m.id === header.config.model)?.contextWindow;
   if (window === undefined) return false;
-  const messages = [
-    ...(header.prefix ?? []),
-    ...session.deriveMessages(),
-    ...batch.map((m) => ({ role: 'user' as const, content: m.content })),
-  ];
+  const claimed = estimateTokens(batch.map((m) => ({ role: 'user' as const, content: m.content })));
+  const events = session.events;
+  let reported = -1;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e?.type === 'surface/replace' || e?.type === 'request/header') break; // the report no longer describes the request
+    if (e?.type === 'assistant/message' && e.usage) {
+      const since = events.slice(i + 1).flatMap((x) => deriveEventMessages(x));
+      reported = e.usage.inputUncached + e.usage.cacheRead + e.usage.output + e.usage.reasoning + estimateTokens(since);
+      break;
+    }
+  }
   const tokens =
-    estimateTokens(messages) + Math.ceil(JSON.stringify([header.system ?? '', header.tools ?? []]).length / 4);
+    reported >= 0
+      ? reported + claimed
+      : estimateTokens([...(header.prefix ?? []), ...session.deriveMessages()]) +
+        Math.ceil(JSON.stringify([header.system ?? '', header.tools ?? []]).length / 4) +
+        claimed;
   return tokens >= threshold * window;
 }
 
