@@ -41,7 +41,9 @@ export async function logCoreBench(): Promise<BenchSection[]> {
     for (const size of SIZES) {
       const perEvent = appendCostPerEvent(workloadEvents(size));
       if (size === SIZES[0]) derivationBaseline = perEvent;
-      derivationRows.push(`| ${size.toLocaleString('en')} | ${fmt(perEvent)} µs | ${fmt(perEvent / derivationBaseline)}× |`);
+      derivationRows.push(
+        `| ${size.toLocaleString('en')} | ${fmt(perEvent)} µs | ${fmt(perEvent / derivationBaseline)}× |`,
+      );
 
       const events = pendingStepEvents(size, `gate-${size}`);
       const store = SqliteSessionStore.open(join(dir, `gate-${size}.db`));

@@ -6,7 +6,13 @@ import { LogDriver, type LogCommand } from '../test/helpers/log-generator.js';
 const CYCLE: readonly LogCommand[] = [
   { kind: 'send', origin: 'followup', text: 'Please look at the next file and summarize what changed in it.' },
   { kind: 'step', toolCalls: 1, text: 'Reading the file now.', changeHeader: false, skipLastTool: false },
-  { kind: 'step', toolCalls: 0, text: 'The file adds a retry loop around the upload and logs each attempt.', changeHeader: false, skipLastTool: false },
+  {
+    kind: 'step',
+    toolCalls: 0,
+    text: 'The file adds a retry loop around the upload and logs each attempt.',
+    changeHeader: false,
+    skipLastTool: false,
+  },
   { kind: 'end-turn' },
 ];
 

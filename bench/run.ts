@@ -1,14 +1,16 @@
 // `npm run bench`: runs every benchmark section (or `--only <name>`), prints the figures and writes
 // them with their commands to bench/RESULTS.md. Figures are ratios against baselines from the same run.
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import type { BenchSection } from './measure.js';
 import { logCoreBench } from './log-core.bench.js';
 import { storeAppendBench } from './store-append.bench.js';
+import { longSessionBench } from './long-session.bench.js';
 
 const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   append: storeAppendBench,
   core: logCoreBench,
+  long: () => longSessionBench(),
 };
 
 const onlyIndex = process.argv.indexOf('--only');
@@ -36,12 +38,17 @@ const header = [
   'against a baseline measured in the same run. Each section names the command that produced it.',
   '',
 ].join('\n');
-if (only === undefined) {
-  writeFileSync(
-    'bench/RESULTS.md',
-    header + results.map((s) => `\n## ${s.title}\n\nCommand: \`${s.command}\`\n\n${s.body}\n`).join(''),
-  );
-  console.log('wrote bench/RESULTS.md');
-} else {
-  console.log('(--only: bench/RESULTS.md not rewritten; run `npm run bench` for the full file)');
-}
+// A full run rewrites the file; `--only` replaces just its sections (matched by title) and keeps the rest.
+const existing = only !== undefined && existsSync('bench/RESULTS.md') ? readFileSync('bench/RESULTS.md', 'utf8') : '';
+const kept = existing
+  .split(/\n(?=## )/)
+  .slice(1)
+  .filter((section) => !results.some((r) => section.startsWith(`## ${r.title}\n`)))
+  .map((section) => `\n${section.trimEnd()}\n`);
+writeFileSync(
+  'bench/RESULTS.md',
+  header + kept.join('') + results.map((s) => `\n## ${s.title}\n\nCommand: \`${s.command}\`\n\n${s.body}\n`).join(''),
+);
+console.log(
+  `wrote bench/RESULTS.md${only !== undefined ? ` (section${results.length === 1 ? '' : 's'} of --only ${only})` : ''}`,
+);

@@ -16,7 +16,11 @@ import { workloadEvents } from './log-workload.js';
 const EVENTS = 2_000;
 const RUNS = 3;
 
-async function ourAppendsPerSecond(store: SessionStore, sessionId: string, events: readonly SessionEvent[]): Promise<number> {
+async function ourAppendsPerSecond(
+  store: SessionStore,
+  sessionId: string,
+  events: readonly SessionEvent[],
+): Promise<number> {
   await store.create(sessionId, { createdAt: 0 });
   const start = performance.now();
   for (const event of events) await store.append(sessionId, event.seq, [event]);
@@ -41,7 +45,8 @@ async function rawPostgresPerSecond(url: string, table: string, events: readonly
   await client.connect();
   await client.query(`CREATE TABLE ${table} (session_id TEXT, seq INTEGER, body TEXT, PRIMARY KEY (session_id, seq))`);
   const start = performance.now();
-  for (const event of events) await client.query(`INSERT INTO ${table} VALUES ($1, $2, $3)`, ['raw', event.seq, JSON.stringify(event)]);
+  for (const event of events)
+    await client.query(`INSERT INTO ${table} VALUES ($1, $2, $3)`, ['raw', event.seq, JSON.stringify(event)]);
   const perSecond = events.length / ((performance.now() - start) / 1000);
   await client.query(`DROP TABLE ${table}`);
   await client.end();
