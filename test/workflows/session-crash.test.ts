@@ -213,12 +213,20 @@ function expectCleanLog(expect: ExpectStatic, events: readonly SessionEvent[]): 
   const starts = ofType(events, 'tool/start').map((s) => s.callId);
   expect(new Set(starts).size).toBe(starts.length);
 
+  // Every compaction that started ended.
+  expect(ofType(events, 'compact/end').map((e) => e.compactionId)).toEqual(
+    ofType(events, 'compact/start').map((e) => e.compactionId),
+  );
   const steps = (type: 'step/start' | 'step/end') => ofType(events, type).map((e) => `${e.turn}.${e.step}`);
   expect(steps('step/end')).toEqual(steps('step/start'));
   for (const step of steps('step/start')) {
     const [turn, n] = step.split('.').map(Number);
     const answers = ofType(events, 'assistant/message').filter((m) => m.turn === turn && m.step === n);
-    expect(answers, `assistant answers of step ${step}`).toHaveLength(1);
+    // A step ended by a context overflow has no answer: it ends with the error instead.
+    const overflowed = ofType(events, 'step/end').some(
+      (e) => e.turn === turn && e.step === n && e.error?.code === 'CONTEXT_LENGTH_EXCEEDED',
+    );
+    expect(answers, `assistant answers of step ${step}`).toHaveLength(overflowed ? 0 : 1);
     const sent = ofType(events, 'request/sent').filter((m) => m.turn === turn && m.step === n);
     expect(sent, `request/sent of step ${step}`).toHaveLength(1);
   }
@@ -357,6 +365,47 @@ describe.concurrent('crash safety: a worker SIGKILLed at a failpoint, a fresh on
       expect(results).toEqual(['e1:ok', 's2:ok']);
       expect(ofType(run.events, 'step/end').filter((e) => e.step === 1)).toHaveLength(1);
       expect(run.bodies).toHaveLength(2);
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'killed inside a compaction (mid-summary): the retry finishes the same compaction, nothing half-applied',
+    async (context) => {
+      const { expect } = context;
+      const run = await runCrash(
+        {
+          sessionId: 'crash-compaction',
+          failpoint: 'compaction-summarizing',
+          prompt: 'echo something, then carry on',
+          replies: [
+            { toolCalls: [{ id: 'e1', name: 'echo', arguments: '{"text":"before the overflow"}' }] },
+            {
+              fault: {
+                kind: 'status',
+                status: 400,
+                code: 'context_length_exceeded',
+                message: "This model's maximum context length is 1000 tokens.",
+              },
+            },
+            // The summary, streamed twice: the first stream dies with the worker.
+            { text: 'The user asked for an echo; it worked.', chunkSize: 4, chunkDelayMs: 20, repeat: 2 },
+            { text: 'carrying on after the compaction' },
+          ],
+        },
+        context,
+      );
+      const starts = ofType(run.events, 'compact/start');
+      expect(starts).toHaveLength(1);
+      expect(ofType(run.events, 'compact/end')).toMatchObject([
+        { compactionId: starts[0]?.compactionId, outcome: 'applied' },
+      ]);
+      expect(ofType(run.events, 'compact/summary')).toHaveLength(1);
+      expect(ofType(run.events, 'surface/replace')).toHaveLength(1);
+      expect(ofType(run.events, 'assistant/message').at(-1)).toMatchObject({
+        step: 3,
+        content: 'carrying on after the compaction',
+      });
     },
     SCENARIO_TIMEOUT_MS,
   );
