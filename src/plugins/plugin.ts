@@ -2,7 +2,7 @@
 // tools, call configuration, notices); plugins run on the activity side and reach the workflow only
 // through logged events, so adding one never breaks replay.
 import type { BuiltRequest, CallConfig, Message, SessionEvent } from '../core/index.js';
-import type { ClaimedMessage, PreStepDecision, ToolDefinition } from '../activities/session-runtime.js';
+import type { ClaimedMessage, PreStepDecision, ToolDefinition, ToolGate } from '../activities/session-runtime.js';
 import type { ModelDelta } from '../providers/call-model.js';
 
 export interface PluginContext {
@@ -20,10 +20,8 @@ export interface SessionPrefix {
   readonly messages?: readonly Message[];
 }
 
-export type ToolBeforeDecision =
-  | { readonly decision: 'allow' }
-  | { readonly decision: 'deny'; readonly reason: string }
-  | { readonly decision: 'ask'; readonly reason: string };
+/** allow / deny (the model sees a denied result) / ask (the call pauses for the `approve` update). */
+export type ToolBeforeDecision = ToolGate;
 
 export interface ToolCallView {
   readonly callId: string;
