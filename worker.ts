@@ -8,9 +8,14 @@ import { approvalPolicyPlugin, systemPromptPlugin, toolsPlugin } from './src/plu
 import type { Plugin } from './src/plugins/plugin.js';
 import { createPluginRuntime } from './src/plugins/plugin-runtime.js';
 import { repeatGuardPlugin } from './src/plugins/repeat-guard-plugin.js';
+import { createLogger } from './src/observability/logger.js';
+import { loggingPlugin } from './src/observability/logging-plugin.js';
+import { liveStreamPlugin } from './src/streaming/live-stream-plugin.js';
+import { openDeltaChannel } from './src/streaming/open-delta-channel.js';
 import { apiKeyFromEnv, resolveProfile } from './src/providers/provider-profiles.js';
 import { openSessionStore } from './src/stores/open-session-store.js';
 import { createBuiltinTools } from './src/tools/builtin-tools.js';
+import { dataConverterFromEnv } from './src/codec/aes-gcm-codec.js';
 import { createSessionWorker, type SessionWorker } from './src/worker/create-session-worker.js';
 
 /** The default plugin list of a worker; embedders compose their own from the same pieces. */
@@ -18,23 +23,33 @@ export function defaultPlugins(config: WorkerConfig): Plugin[] {
   const builtins = [...createBuiltinTools({ shell: { sandbox: config.shellSandbox } })];
   const shell = builtins.at(-1) as { sandboxUnavailable?: string } | undefined;
   if (shell?.sandboxUnavailable) {
-    console.warn(`worker: the shell tool runs WITHOUT an OS sandbox (${shell.sandboxUnavailable}); every shell call asks for approval`);
+    console.warn(
+      `worker: the shell tool runs WITHOUT an OS sandbox (${shell.sandboxUnavailable}); every shell call asks for approval`,
+    );
   }
   return [
     systemPromptPlugin(config.systemPrompt),
     toolsPlugin('builtin-tools', builtins),
     approvalPolicyPlugin({ ask: config.approvalAsk, deny: config.approvalDeny, tools: builtins }),
     repeatGuardPlugin(),
+    // Token deltas to the side channel next to the store (never into history or the log).
+    liveStreamPlugin(openDeltaChannel(config.store), { warn: (message) => console.warn(message) }),
+    loggingPlugin(createLogger()),
   ];
 }
 
-export async function startWorker(config: WorkerConfig = readWorkerConfig(), plugins?: Plugin[]): Promise<SessionWorker & { close(): Promise<void> }> {
+export async function startWorker(
+  config: WorkerConfig = readWorkerConfig(),
+  plugins?: Plugin[],
+): Promise<SessionWorker & { close(): Promise<void> }> {
   const builtin = config.provider === 'deepseek' || config.provider === 'openai';
   const profile = resolveProfile(config.provider, {
     ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
     ...(config.apiKeyEnv !== undefined ? { apiKeyEnv: config.apiKeyEnv } : {}),
     // A generic endpoint knows only the configured model (text-only, no thinking field).
-    ...(builtin ? {} : { models: [{ id: config.model, contextWindow: 128_000, vision: false, thinking: 'none' as const }] }),
+    ...(builtin
+      ? {}
+      : { models: [{ id: config.model, contextWindow: 128_000, vision: false, thinking: 'none' as const }] }),
   });
   const apiKey = apiKeyFromEnv(profile);
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
@@ -48,7 +63,9 @@ export async function startWorker(config: WorkerConfig = readWorkerConfig(), plu
       ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
     },
   });
+  const dataConverter = dataConverterFromEnv();
   const worker = await createSessionWorker({
+    ...(dataConverter ? { dataConverter } : {}),
     address: config.temporalAddress,
     namespace: config.namespace,
     taskQueue: config.taskQueue,

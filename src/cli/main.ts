@@ -1,5 +1,6 @@
 // The `dh` command line: parses arguments (commander) and dispatches to one module per command group.
 import { Command } from 'commander';
+import { registerCodecServerCommand } from './commands/codec-server.js';
 import { registerOperatorCommands } from './commands/operator-commands.js';
 import { registerScriptedProviderCommand } from './commands/scripted-provider.js';
 import { registerSessionCommands } from './commands/session-commands.js';
@@ -11,6 +12,7 @@ export function buildProgram(): Command {
   registerSessionCommands(program);
   registerOperatorCommands(program);
   registerScriptedProviderCommand(program);
+  registerCodecServerCommand(program);
   return program;
 }
 

@@ -23,6 +23,7 @@ export async function checkHistoryMirror(
   sessionId: string,
 ): Promise<MirrorReport> {
   const workflowId = sessionWorkflowId(sessionId);
+  const { payloadCodecs } = client.options.loadedDataConverter;
   const runIds = new Set<string>();
   for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
     runIds.add(execution.runId);
@@ -41,7 +42,11 @@ export async function checkHistoryMirror(
     for (const event of history.events ?? []) {
       const previous = event.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
       if (previous) queue.push(previous);
-      const payload = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0];
+      let payloads = event.activityTaskCompletedEventAttributes?.result?.payloads?.slice(0, 1) ?? [];
+      if (payloads.length === 0) continue;
+      // History holds payloads as the worker's codecs left them (e.g. encrypted): decode, last codec first.
+      for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
+      const payload = payloads[0];
       if (!payload) continue;
       const result = defaultPayloadConverter.fromPayload<{ receipts?: Receipt[] }>(payload);
       for (const receipt of result?.receipts ?? []) {

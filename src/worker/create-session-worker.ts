@@ -3,6 +3,7 @@
 // (tool steps run where the session's workspace lives).
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createSessionActivities } from '../activities/session-activities.js';
 import type { SessionRuntime } from '../activities/session-runtime.js';
@@ -23,6 +24,11 @@ export interface SessionWorkerOptions {
   readonly modelConcurrency?: number;
   /** Concurrent tool steps on this worker. */
   readonly toolConcurrency?: number;
+  /**
+   * How payloads are converted and encoded (e.g. `{ payloadCodecs: [codec] }` to encrypt them). Every
+   * client of these sessions needs the same codecs; codecs run outside the workflow sandbox.
+   */
+  readonly dataConverter?: DataConverter;
 }
 
 export interface SessionWorker {
@@ -46,6 +52,7 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
     activities,
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
+    ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
   } as const;
   const workers = await Promise.all([
     Worker.create({

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import type * as ProtoModule from '@temporalio/proto';
 import type { SessionEvent } from '../../src/core/index.js';
@@ -48,6 +49,10 @@ export interface ScenarioRuntimeOptions {
   readonly contextWindow?: number;
   /** When given, the runtime is composed from these plugins (after a system prompt and the test tools). */
   readonly plugins?: readonly Plugin[];
+  /** The API key the worker sends to the provider (default: a fixed fake key). */
+  readonly apiKey?: string;
+  /** Handed to the worker and the client alike (e.g. a payload codec). */
+  readonly dataConverter?: DataConverter;
 }
 
 export interface ScenarioRuntime {
@@ -105,10 +110,11 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
       namespace: options.namespace,
       taskQueue,
       ...(options.workflowBundlePath !== undefined ? { workflowBundlePath: options.workflowBundlePath } : {}),
+      ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
       runtime: {
         store,
         profile,
-        apiKey: 'sk-test-not-a-real-key',
+        apiKey: options.apiKey ?? 'sk-test-not-a-real-key',
         tools,
         composeHeader: defaultHeaderComposer({
           config: { provider: profile.name, model: SCENARIO_MODEL, includeUsage: true },
@@ -141,6 +147,7 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
       connection,
       namespace: options.namespace,
       ...(options.clientIdentity !== undefined ? { identity: options.clientIdentity } : {}),
+      ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
     });
     const sessionIds = new Set<string>();
     return {

@@ -1,0 +1,311 @@
+// Payload encryption end to end: a worker and a client sharing the AES-256-GCM codec run a session whose
+// history holds only ciphertext; a plain-JSON signal from the `temporal` CLI still gets through; and the
+// codec server decodes that history for the Web UI and for the CLI's `--codec-endpoint`.
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import type { Payload } from '@temporalio/common';
+import type { WorkflowHandle } from '@temporalio/client';
+import {
+  AesGcmPayloadCodec,
+  ENCRYPTED_ENCODING,
+  KEY_ID_METADATA,
+  PayloadCodecErrorCode,
+  dataConverterFromEnv,
+  parsePayloadKey,
+  payloadCodecFromEnv,
+} from '../../src/codec/aes-gcm-codec.js';
+import { startCodecServer, type CodecServer } from '../../src/codec/codec-server.js';
+import { checkHistoryMirror } from '../../src/client/history-mirror.js';
+import type { EventOf, SessionEvent } from '../../src/core/index.js';
+import { followupSignal, sendUpdate, sessionWorkflowId, stateQuery } from '../../src/shared/session-messages.js';
+import { historyToJSONObject } from '../helpers/scenario-runtime.js';
+import { echoTool } from '../helpers/test-tools.js';
+import {
+  expectProviderSawTheLog,
+  startHarness,
+  waitForState,
+  waitForTurnEnd,
+  type Harness,
+} from '../helpers/session-harness.js';
+
+const run = promisify(execFile);
+const UI_ORIGIN = 'http://localhost:8233';
+/** Marks every plaintext the session carries, so the history can be searched for it. */
+const MARK = 'PLAINTEXT-MARK';
+const SESSION = 'codec-session';
+
+const utf8 = (bytes: Uint8Array | null | undefined): string => Buffer.from(bytes ?? new Uint8Array()).toString('utf8');
+const jsonPayload = (value: unknown): Payload => ({
+  metadata: { encoding: Buffer.from('json/plain') },
+  data: Buffer.from(JSON.stringify(value)),
+});
+const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T): EventOf<T>[] =>
+  events.filter((e): e is EventOf<T> => e.type === type);
+
+/** A payload in protobuf JSON, as history JSON and the codec-server protocol carry it. */
+interface JsonPayload {
+  metadata?: Record<string, string>;
+  data?: string;
+}
+const b64 = (text: string | undefined): string => Buffer.from(text ?? '', 'base64').toString('utf8');
+
+/** Every payload in a history's JSON form, with the path of the event attribute holding it. */
+function payloadsOf(json: unknown): Array<{ path: string; payload: JsonPayload }> {
+  const out: Array<{ path: string; payload: JsonPayload }> = [];
+  const walk = (node: unknown, path: string): void => {
+    if (Array.isArray(node)) return node.forEach((child, i) => walk(child, `${path}[${i}]`));
+    if (node === null || typeof node !== 'object') return;
+    const record = node as Record<string, unknown> & JsonPayload;
+    const metadata = record.metadata;
+    if (metadata !== null && typeof metadata === 'object' && 'encoding' in metadata) {
+      out.push({ path, payload: record });
+      return;
+    }
+    for (const [key, child] of Object.entries(record)) walk(child, `${path}.${key}`);
+  };
+  walk(json, '$');
+  return out;
+}
+
+describe('the AES-256-GCM payload codec', () => {
+  const key = randomBytes(32);
+  const codec = new AesGcmPayloadCodec({ key });
+
+  it('seals each payload under a fresh IV and opens it again; plain payloads pass through decode', async () => {
+    const plain = jsonPayload({ content: MARK });
+    const [a, b] = await codec.encode([plain, plain]);
+    expect(utf8(a?.metadata?.encoding)).toBe(ENCRYPTED_ENCODING);
+    expect(utf8(a?.metadata?.[KEY_ID_METADATA])).toBe(codec.keyId);
+    expect(Object.keys(a?.metadata ?? {}).sort()).toEqual(['encoding', KEY_ID_METADATA].sort());
+    expect(Buffer.from(a?.data ?? []).equals(Buffer.from(b?.data ?? []))).toBe(false); // random IV
+    expect(utf8(a?.data)).not.toContain(MARK);
+    expect(utf8(a?.data)).not.toContain('json/plain'); // the original metadata is sealed too
+    const [opened, passed] = await codec.decode([a as Payload, plain]);
+    expect(utf8(opened?.metadata?.encoding)).toBe('json/plain');
+    expect(JSON.parse(utf8(opened?.data))).toEqual({ content: MARK });
+    expect(passed).toBe(plain);
+  });
+
+  it('refuses a payload of an unknown key or with altered bytes, naming the key id, never the key', async () => {
+    const [sealed] = await codec.encode([jsonPayload('x')]);
+    const other = new AesGcmPayloadCodec({ key: randomBytes(32) });
+    await expect(other.decode([sealed as Payload])).rejects.toMatchObject({
+      code: PayloadCodecErrorCode.UnknownKey,
+      message: expect.stringContaining(codec.keyId) as unknown,
+    });
+    const data = Buffer.from(sealed?.data ?? []);
+    data[20] = (data[20] ?? 0) ^ 1;
+    await expect(codec.decode([{ ...sealed, data }])).rejects.toMatchObject({
+      code: PayloadCodecErrorCode.Undecryptable,
+    });
+    // A rotated key still opens what it sealed.
+    const rotated = new AesGcmPayloadCodec({ key: randomBytes(32), previousKeys: [key] });
+    const [opened] = await rotated.decode([sealed as Payload]);
+    expect(JSON.parse(utf8(opened?.data))).toBe('x');
+  });
+
+  it('reads its key from DH_PAYLOAD_KEY, with a clear error for a bad one', () => {
+    expect(payloadCodecFromEnv({})).toBeUndefined();
+    expect(dataConverterFromEnv({ DH_PAYLOAD_KEY: '' })).toBeUndefined();
+    expect(payloadCodecFromEnv({ DH_PAYLOAD_KEY: key.toString('base64') })?.keyId).toBe(codec.keyId);
+    expect(payloadCodecFromEnv({ DH_PAYLOAD_KEY: key.toString('base64url') })?.keyId).toBe(codec.keyId);
+    const short = randomBytes(16).toString('base64');
+    expect(() => parsePayloadKey(short)).toThrow(/DH_PAYLOAD_KEY decodes to 16 bytes; it must be a 256-bit key/);
+    expect(() => parsePayloadKey('not a key!')).toThrow(/DH_PAYLOAD_KEY is not base64/);
+    try {
+      payloadCodecFromEnv({ DH_PAYLOAD_KEY: short });
+    } catch (error) {
+      expect((error as Error).message).not.toContain(short);
+      expect(error).toMatchObject({ code: PayloadCodecErrorCode.InvalidKey });
+    }
+    expect(() => new AesGcmPayloadCodec({ key: randomBytes(31) })).toThrow(/must be 32 bytes/);
+  });
+});
+
+describe('an encrypted session on a real Temporal server', () => {
+  const codec = new AesGcmPayloadCodec({ key: randomBytes(32) });
+  let h: Harness;
+  let handle: WorkflowHandle;
+  let server: CodecServer;
+  const cli = (...args: string[]) =>
+    run(
+      inject('temporalCliPath'),
+      [...args, '--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace')],
+      { timeout: 30_000, maxBuffer: 64 * 1024 * 1024 },
+    );
+
+  beforeAll(async () => {
+    h = await startHarness({
+      dataConverter: { payloadCodecs: [codec] },
+      tools: [echoTool],
+      script: {
+        mode: 'match',
+        replies: [
+          {
+            match: { lastUserContains: MARK },
+            toolCalls: [{ id: 'echo-1', name: 'echo', arguments: { text: `${MARK} tool argument` } }],
+          },
+          { match: { lastUserContains: MARK }, text: `${MARK} answer` },
+          { match: { lastUserContains: 'from the temporal CLI' }, text: 'the CLI message arrived' },
+        ],
+      },
+    });
+    server = await startCodecServer({ codec, port: 0, origins: [UI_ORIGIN] });
+    handle = await h.start(SESSION);
+    await handle.executeUpdate(sendUpdate, {
+      args: [{ content: `${MARK} note by update`, target: 'next-step', wakeup: false }],
+    });
+    await handle.signal(followupSignal, { content: `${MARK} plan: call echo` });
+    await waitForTurnEnd(h.store, SESSION, 1);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await h?.stop();
+  });
+
+  it('the session works end to end through the codec', async () => {
+    const events = await h.store.read(SESSION);
+    expect(ofType(events, 'tool/result').map((r) => r.output)).toEqual([`echo: "${MARK} tool argument"`]);
+    expect(ofType(events, 'turn/end').map((e) => e.reason)).toEqual(['completed']);
+    expect(ofType(events, 'user/message').map((m) => m.content)).toEqual([
+      `${MARK} plan: call echo`,
+      `${MARK} note by update`,
+    ]);
+    const state = await waitForState(handle, (s) => s.status === 'idle');
+    expect(state.sessionId).toBe(SESSION); // the query result came back through the codec
+    await expectProviderSawTheLog(h, [SESSION]);
+    // The mirror check reads activity results from history: it decodes them with the client's codecs.
+    expect((await checkHistoryMirror(h.client, h.store, SESSION)).problem).toBeNull();
+  });
+
+  it('the history holds ciphertext: every input, signal, update and activity payload is encrypted', async () => {
+    const json = historyToJSONObject(await handle.fetchHistory());
+    const found = payloadsOf(json);
+    const sealed = found.filter(({ payload }) => b64(payload.metadata?.encoding) === ENCRYPTED_ENCODING);
+    const plain = found.filter(({ payload }) => b64(payload.metadata?.encoding) !== ENCRYPTED_ENCODING);
+    const kinds = (list: typeof found) => [
+      ...new Set(list.map(({ path }) => /\.(\w+EventAttributes)\./.exec(path)?.[1])),
+    ];
+    // What carries data is sealed...
+    expect(kinds(sealed)).toEqual(
+      expect.arrayContaining([
+        'workflowExecutionStartedEventAttributes',
+        'workflowExecutionSignaledEventAttributes',
+        'workflowExecutionUpdateAcceptedEventAttributes',
+        'workflowExecutionUpdateCompletedEventAttributes',
+        'activityTaskScheduledEventAttributes',
+        'activityTaskCompletedEventAttributes',
+      ]),
+    );
+    for (const { payload } of sealed) {
+      expect(b64(payload.metadata?.[KEY_ID_METADATA])).toBe(codec.keyId);
+      expect(() => JSON.parse(b64(payload.data))).toThrow();
+    }
+    // ... and what stays readable is what Temporal itself must read: search attributes and the SDK's
+    // patch markers (written by the worker's core, not by the codec), none of them carrying session data.
+    for (const { path } of plain) expect(path).toMatch(/searchAttributes|markerRecordedEventAttributes/);
+    expect(JSON.stringify(json)).not.toContain(MARK);
+    for (const { payload } of found) expect(b64(payload.data)).not.toContain(MARK);
+  });
+
+  it('a signal with plain JSON input from the `temporal` CLI is accepted and processed', async () => {
+    await cli(
+      'workflow',
+      'signal',
+      '--workflow-id',
+      sessionWorkflowId(SESSION),
+      '--name',
+      'followup',
+      '--input',
+      JSON.stringify({ content: 'a message from the temporal CLI', source: 'ops' }),
+    );
+    const events = await waitForTurnEnd(h.store, SESSION, 2);
+    expect(ofType(events, 'user/message').at(-1)).toMatchObject({
+      content: 'a message from the temporal CLI',
+      source: 'ops',
+    });
+    expect(ofType(events, 'turn/end').map((e) => `${e.turn}:${e.reason}`)).toEqual(['1:completed', '2:completed']);
+    expect((await handle.query(stateQuery)).rejectedSignals).toBe(0);
+    // It is in history as the CLI sent it: plain JSON, passed through by the codec.
+    const signals = payloadsOf(historyToJSONObject(await handle.fetchHistory())).filter(({ path }) =>
+      path.includes('workflowExecutionSignaledEventAttributes'),
+    );
+    expect(signals.map(({ payload }) => b64(payload.metadata?.encoding))).toEqual([ENCRYPTED_ENCODING, 'json/plain']);
+    await expectProviderSawTheLog(h, [SESSION]);
+  });
+
+  it('the codec server decodes a payload of that history over HTTP, with CORS for the UI', async () => {
+    const json = historyToJSONObject(await handle.fetchHistory());
+    const signal = payloadsOf(json).find(({ path }) => path.includes('workflowExecutionSignaledEventAttributes'));
+    expect(b64(signal?.payload.metadata?.encoding)).toBe(ENCRYPTED_ENCODING);
+    const post = (path: string, body: unknown, origin = UI_ORIGIN) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-namespace': 'default', origin },
+        body: JSON.stringify(body),
+      });
+
+    const decoded = await post('/decode', { payloads: [signal?.payload] });
+    expect(decoded.status).toBe(200);
+    expect(decoded.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
+    const { payloads } = (await decoded.json()) as { payloads: JsonPayload[] };
+    expect(b64(payloads[0]?.metadata?.encoding)).toBe('json/plain');
+    expect(JSON.parse(b64(payloads[0]?.data))).toEqual({ content: `${MARK} plan: call echo` });
+
+    // encode → decode round trip; a plain payload passes through decode untouched.
+    const plain = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: btoa('"hi"') };
+    const encoded = (await (await post('/encode', { payloads: [plain] })).json()) as { payloads: JsonPayload[] };
+    expect(b64(encoded.payloads[0]?.metadata?.encoding)).toBe(ENCRYPTED_ENCODING);
+    const back = (await (await post('/decode', { payloads: [encoded.payloads[0], plain] })).json()) as {
+      payloads: JsonPayload[];
+    };
+    expect(back.payloads).toEqual([plain, plain]);
+
+    // The browser's preflight, a foreign origin, and bad requests.
+    const preflight = await fetch(`${server.url}/decode`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: UI_ORIGIN,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type,x-namespace',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe(UI_ORIGIN);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type,x-namespace');
+    const foreign = await post('/decode', { payloads: [signal?.payload] }, 'http://evil.example');
+    expect(foreign.status).toBe(403);
+    expect(await foreign.text()).not.toContain(MARK);
+    expect((await post('/decode', { nope: 1 })).status).toBe(400);
+    expect((await post('/elsewhere', { payloads: [] })).status).toBe(404);
+    const otherKey = new AesGcmPayloadCodec({ key: randomBytes(32) });
+    const [foreignSealed] = await otherKey.encode([jsonPayload(1)]);
+    const refused = await post('/decode', {
+      payloads: [
+        {
+          metadata: Object.fromEntries(
+            Object.entries(foreignSealed?.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')]),
+          ),
+          data: Buffer.from(foreignSealed?.data ?? []).toString('base64'),
+        },
+      ],
+    });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: string }).error).toContain(otherKey.keyId);
+  });
+
+  it('the `temporal` CLI shows the history decoded through --codec-endpoint', async () => {
+    const args = ['workflow', 'show', '--workflow-id', sessionWorkflowId(SESSION), '--output', 'json'];
+    const encodings = (stdout: string) =>
+      payloadsOf(JSON.parse(stdout)).map(({ payload }) => b64(payload.metadata?.encoding));
+    const without = await cli(...args);
+    expect(encodings(without.stdout)).toContain(ENCRYPTED_ENCODING);
+    const withCodec = await cli(...args, '--codec-endpoint', server.url);
+    expect(encodings(withCodec.stdout)).not.toContain(ENCRYPTED_ENCODING);
+    const decoded = payloadsOf(JSON.parse(withCodec.stdout)).map(({ payload }) => b64(payload.data));
+    expect(decoded).toContain(JSON.stringify({ content: `${MARK} plan: call echo` }));
+    expect(decoded.some((data) => data.includes(`${MARK} note by update`))).toBe(true); // the update's input
+  });
+});
