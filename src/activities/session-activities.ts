@@ -57,6 +57,16 @@ const RECENT_IDS = 2_000;
 export function createSessionActivities(runtime: SessionRuntime) {
   const cache = new SessionCache(runtime.store);
 
+  /**
+   * The activity edge for one session. A read that finds the stored log damaged (INVALID_EVENT, e.g. the
+   * gate's fresh read) also drops the worker's cached copy: no later activity of the session may append
+   * past the damage on the strength of a copy read before it, so each one refuses, as a fresh worker would.
+   */
+  const guarded = <T>(sessionId: string, run: () => Promise<T>): Promise<T> =>
+    edge(run, (error) => {
+      if (error instanceof DhError && error.code === ErrorCode.InvalidEvent) cache.forget(sessionId);
+    });
+
   const outcome = async (session: Session, knownHead: number): Promise<AppendOutcome> => {
     const current = await cache.load(session.sessionId);
     return { receipts: receiptsSince(current, knownHead), head: current.head };
@@ -65,7 +75,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
   return {
     /** Creates the session's log if needed, or repairs what a crashed run left open (appending only). */
     async openSession(input: OpenSessionInput): Promise<OpenSessionOutcome> {
-      return edge(async () => {
+      return guarded(input.sessionId, async () => {
         await storeCall(() => runtime.store.create(input.sessionId, { createdAt: input.at }));
         let session = await cache.load(input.sessionId);
         const before = session.head;
@@ -96,7 +106,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
 
     /** Logs messages that arrived while the session was idle (non-waking ones, e.g. injects). */
     async appendInbox(input: InboxInput): Promise<AppendOutcome> {
-      return edge(async () => {
+      return guarded(input.sessionId, async () => {
         const session = await cache.load(input.sessionId);
         return outcome(await cache.append(session, ingressDrafts(session, input.ingress)), input.knownHead);
       });
@@ -109,7 +119,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
      * missing piece; an answer already in the log is returned without calling the provider.
      */
     async modelStep(input: ModelStepInput): Promise<ModelStepOutcome> {
-      return edge(async () => {
+      return guarded(input.sessionId, async () => {
         const { sessionId, turn, step } = input;
         let session = await cache.load(sessionId);
 
@@ -277,7 +287,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
      * if its tool is idempotent, otherwise it is answered "outcome unknown".
      */
     async toolStep(input: ToolStepInput): Promise<ToolStepOutcome> {
-      return edge(async () => {
+      return guarded(input.sessionId, async () => {
         const { sessionId, turn, step } = input;
         let session = await cache.load(sessionId);
         session = await cache.append(session, ingressDrafts(session, input.ingress));
@@ -462,7 +472,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
      * with the error, so the turn can compact and carry on with a new step.
      */
     async closeStep(input: CloseStepInput): Promise<AppendOutcome> {
-      return edge(async () => {
+      return guarded(input.sessionId, async () => {
         let session = await cache.load(input.sessionId);
         const drafts = ingressDrafts(session, input.ingress);
         const open = session.state.openStep;
@@ -488,7 +498,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
      * stubs, without a model. Idempotent per compaction id: a retry resumes or returns.
      */
     async compact(input: CompactInput): Promise<CompactOutcome> {
-      return edge(async () => {
+      return guarded(input.sessionId, async () => {
         const { sessionId, compactionId } = input;
         let session = await cache.load(sessionId);
         session = await cache.append(session, ingressDrafts(session, input.ingress));
@@ -501,7 +511,15 @@ export function createSessionActivities(runtime: SessionRuntime) {
           tokensAfter: estimateTokens(session.deriveMessages()),
         });
         if (done?.type === 'compact/end') return finish(done.outcome);
-        if (session.state.openCompaction !== compactionId) {
+        const started = session.state.openCompaction === compactionId;
+        // Nothing to do leaves no trace: compact/start is only written when there is something to apply.
+        const stubs =
+          input.trigger === 'prune'
+            ? pruneReplacements(session.events, input.keepRecentTurns, input.pruneMinChars)
+            : [];
+        const range = input.trigger === 'prune' ? null : compactionRange(session.events, input.keepRecentTurns);
+        if (!started && stubs.length === 0 && range === null) return finish('abandoned');
+        if (!started) {
           session = await cache.append(session, [
             { type: 'compact/start', at: input.at, compactionId, trigger: input.trigger },
           ]);
@@ -514,7 +532,6 @@ export function createSessionActivities(runtime: SessionRuntime) {
         };
 
         if (input.trigger === 'prune') {
-          const stubs = pruneReplacements(session.events, input.keepRecentTurns, input.pruneMinChars);
           if (stubs.length === 0) return abandon();
           session = await cache.append(session, [
             ...stubs.map((stub, i): EventDraft => ({
@@ -529,7 +546,6 @@ export function createSessionActivities(runtime: SessionRuntime) {
           return finish('applied');
         }
 
-        const range = compactionRange(session.events, input.keepRecentTurns);
         if (!range) return abandon();
         const maxTokens = SUMMARY_MAX_TOKENS;
         const built = buildCompactionRequest(sessionId, session.events, maxTokens);
@@ -594,7 +610,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
      * open step and logs `turn/end` with the reason. Returns the queue as the log holds it.
      */
     async closeTurn(input: CloseTurnInput): Promise<OpenSessionOutcome> {
-      return edge(async () => {
+      return guarded(input.sessionId, async () => {
         let session = await cache.load(input.sessionId);
         const drafts = ingressDrafts(session, input.ingress);
         // An open compaction (a failed summary call) is abandoned first: no step may start while it is open.
@@ -797,11 +813,12 @@ async function storeCall<T>(run: () => Promise<T>): Promise<T> {
 }
 
 /** The activity edge: every failure leaves as a classified Temporal failure; cancellation passes through. */
-async function edge<T>(run: () => Promise<T>): Promise<T> {
+async function edge<T>(run: () => Promise<T>, onFailure: (error: unknown) => void = () => {}): Promise<T> {
   try {
     return await run();
   } catch (error) {
     if (error instanceof CancelledFailure) throw error;
+    onFailure(error);
     throw toApplicationFailure(error);
   }
 }
