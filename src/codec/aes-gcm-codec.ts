@@ -200,3 +200,9 @@ export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): Data
   const codec = payloadCodecFromEnv(env);
   return codec ? { payloadCodecs: [codec] } : undefined;
 }
+
+/** Client options carrying the payload codec when DH_PAYLOAD_KEY is set (spread into `new Client({...})`). */
+export function clientDataConverter(env: NodeJS.ProcessEnv = process.env): { dataConverter?: DataConverter } {
+  const dataConverter = dataConverterFromEnv(env);
+  return dataConverter ? { dataConverter } : {};
+}

@@ -1,0 +1,225 @@
+// The audit of one session, as a library function (the `dh audit` command and the tests call it): the
+// log loads and validates, every sent request re-derives to its recorded digest, requests stay
+// prefix-stable, cache reads match the simulation, and (with a Temporal client) the history mirrors the log.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { SessionEvent } from '../core/events.js';
+import { Session } from '../core/session.js';
+import { checkHistoryMirror, type MirrorReport } from '../client/history-mirror.js';
+import type { ProviderProfile } from '../providers/provider-profiles.js';
+import type { ReadAttachment } from '../providers/wire-body.js';
+import type { PrefixCacheMode } from '../scripted-provider/prefix-cache.js';
+import type { SessionStore } from '../stores/session-store.js';
+import type { AuditProfileSource } from './audit-profile.js';
+import { deriveSentRequests } from './derive-sent-requests.js';
+import { expectedCacheReads } from './expected-cache-reads.js';
+import { prefixVerdicts, summarizePrefix, type PrefixSummary } from './prefix-stability.js';
+
+export interface AuditOptions {
+  readonly store: SessionStore;
+  readonly sessionId: string;
+  /** The worker's profile, when at hand; requests of other providers use built-in or generic profiles. */
+  readonly profile?: ProviderProfile;
+  /** When given, the workflow history is checked against the log (checkHistoryMirror). */
+  readonly client?: Client;
+  /** Reads image attachments of requests that carry images. */
+  readonly readAttachment?: ReadAttachment;
+}
+
+/** One row per recorded request: each `request/sent` (a step) and each `compact/summary` (a compaction). */
+export interface AuditStepRow {
+  readonly kind: 'step' | 'compaction';
+  /** The step (for a compaction, the last step before it). */
+  readonly turn: number;
+  readonly step: number;
+  /** `T.S` for a step, `compact:<compactionId>` for a compaction. */
+  readonly id: string;
+  readonly sentSeq: number;
+  /** Header epoch (number of header snapshots before the request). */
+  readonly epoch: number;
+  readonly provider: string | null;
+  readonly model: string | null;
+  readonly profileSource: AuditProfileSource | null;
+  /** Messages in the wire body (the system prompt included). */
+  readonly messages: number | null;
+  readonly recordedDigest: string;
+  readonly derivedDigest: string | null;
+  readonly bytes: number | null;
+  readonly digestOk: boolean;
+  /** Why the request could not be derived. */
+  readonly error: string | null;
+  /** null when not comparable (first request of an epoch, after a surface replace, or underivable). */
+  readonly prefixExtends: boolean | null;
+  readonly prefixProblem: string | null;
+  readonly cacheMode: PrefixCacheMode | null;
+  readonly promptTokens: number | null;
+  readonly expectedCacheRead: number | null;
+  readonly reportedCacheRead: number | null;
+}
+
+export type MirrorCheck =
+  | { readonly status: 'ok' | 'mismatch'; readonly report: MirrorReport }
+  /** The session has no workflow on this Temporal server (an imported or offline-written log). */
+  | { readonly status: 'no-workflow'; readonly problem: string }
+  | { readonly status: 'error'; readonly problem: string };
+
+export interface AuditSummary {
+  readonly events: number;
+  readonly turns: number;
+  readonly steps: number;
+  /** Every event loaded and passed its schema, key and digest checks. */
+  readonly log: { readonly ok: boolean; readonly problem: string | null };
+  /** The events form a structurally valid log (a `Session` accepts them). */
+  readonly structure: { readonly ok: boolean; readonly problem: string | null };
+  readonly digests: {
+    readonly ok: number;
+    /** Ids (`T.S`, `compact:<id>`) of requests whose re-derived digest differs from the recorded one. */
+    readonly mismatched: readonly string[];
+    /** Ids of requests that could not be derived at all. */
+    readonly underivable: readonly string[];
+  };
+  readonly prefix: PrefixSummary;
+  readonly cache: {
+    /** Sums over the compared requests only. */
+    readonly expected: number;
+    readonly reported: number;
+    /** Steps with both an expectation and a reported count. */
+    readonly compared: number;
+    /** `T.S` of compared steps where the two differ (informational: see expectedCacheReads). */
+    readonly differing: readonly string[];
+  };
+  /** null when no Temporal client was given. */
+  readonly mirror: MirrorCheck | null;
+}
+
+export interface AuditReport {
+  readonly sessionId: string;
+  /** False on an invalid log, any digest mismatch or underivable request, or a mirror disagreement. */
+  readonly ok: boolean;
+  /** Why `ok` is false, one line each. */
+  readonly failures: readonly string[];
+  readonly rows: readonly AuditStepRow[];
+  readonly summary: AuditSummary;
+}
+
+export async function auditSession(options: AuditOptions): Promise<AuditReport> {
+  const { store, sessionId } = options;
+  const failures: string[] = [];
+  let events: SessionEvent[] = [];
+  let log: AuditSummary['log'] = { ok: true, problem: null };
+  try {
+    events = await store.read(sessionId);
+  } catch (error) {
+    // An unknown session is a usage error, not an audit finding.
+    if (isCode(error, 'SESSION_NOT_FOUND')) throw error;
+    log = { ok: false, problem: messageOf(error) };
+    failures.push(`log: ${log.problem}`);
+  }
+
+  let structure: AuditSummary['structure'] = { ok: log.ok, problem: log.ok ? null : 'the log did not load' };
+  if (log.ok) {
+    try {
+      new Session(sessionId, events);
+      if (events.length === 0) throw new Error('the log is empty');
+    } catch (error) {
+      structure = { ok: false, problem: messageOf(error) };
+      failures.push(`structure: ${structure.problem}`);
+    }
+  }
+
+  const derived = await deriveSentRequests(sessionId, events, {
+    ...(options.profile !== undefined ? { profile: options.profile } : {}),
+    ...(options.readAttachment !== undefined ? { readAttachment: options.readAttachment } : {}),
+  });
+  const verdicts = prefixVerdicts(derived);
+  const cache = expectedCacheReads(events, derived);
+  const rows: AuditStepRow[] = derived.map((step, i) => ({
+    kind: step.kind,
+    turn: step.turn,
+    step: step.step,
+    id: step.id,
+    sentSeq: step.sentSeq,
+    epoch: step.epoch,
+    provider: step.request?.config.provider ?? null,
+    model: step.request?.config.model ?? null,
+    profileSource: step.profile?.source ?? null,
+    messages: step.request ? step.request.messages.length + (step.request.system !== undefined ? 1 : 0) : null,
+    recordedDigest: step.recordedDigest,
+    derivedDigest: step.wire?.digest ?? null,
+    bytes: step.wire?.bytes ?? null,
+    digestOk: step.digestOk,
+    error: step.error,
+    prefixExtends: verdicts[i]?.extends ?? null,
+    prefixProblem: verdicts[i]?.problem ?? null,
+    cacheMode: cache[i]?.mode ?? null,
+    promptTokens: cache[i]?.promptTokens ?? null,
+    expectedCacheRead: cache[i]?.expected ?? null,
+    reportedCacheRead: cache[i]?.reported ?? null,
+  }));
+
+  const underivable = rows.filter((r) => r.error !== null).map((r) => r.id);
+  const mismatched = rows.filter((r) => r.error === null && !r.digestOk).map((r) => r.id);
+  for (const row of rows) {
+    const what = row.kind === 'step' ? `step ${row.id}` : `compaction ${row.id.slice('compact:'.length)}`;
+    if (row.error !== null) failures.push(`${what}: the request cannot be derived: ${row.error}`);
+    else if (!row.digestOk) {
+      failures.push(
+        `${what}: the re-derived request has digest ${row.derivedDigest}, the log recorded ${row.recordedDigest}`,
+      );
+    }
+  }
+
+  const compared = rows.filter((r) => r.expectedCacheRead !== null && r.reportedCacheRead !== null);
+  let mirror: MirrorCheck | null = null;
+  if (options.client && log.ok) {
+    mirror = await mirrorCheck(options.client, store, sessionId);
+    if (mirror.status === 'mismatch') failures.push(`history mirror: ${mirror.report.problem ?? 'disagrees'}`);
+    if (mirror.status === 'error') failures.push(`history mirror: ${mirror.problem}`);
+  }
+
+  return {
+    sessionId,
+    ok: failures.length === 0,
+    failures,
+    rows,
+    summary: {
+      events: events.length,
+      turns: events.filter((e) => e.type === 'turn/start').length,
+      steps: events.filter((e) => e.type === 'step/start').length,
+      log,
+      structure,
+      digests: { ok: rows.filter((r) => r.digestOk).length, mismatched, underivable },
+      prefix: summarizePrefix(derived, verdicts),
+      cache: {
+        expected: sum(compared.map((r) => r.expectedCacheRead)),
+        reported: sum(compared.map((r) => r.reportedCacheRead)),
+        compared: compared.length,
+        differing: compared.filter((r) => r.expectedCacheRead !== r.reportedCacheRead).map((r) => r.id),
+      },
+      mirror,
+    },
+  };
+}
+
+async function mirrorCheck(client: Client, store: SessionStore, sessionId: string): Promise<MirrorCheck> {
+  try {
+    const report = await checkHistoryMirror(client, store, sessionId);
+    return { status: report.ok ? 'ok' : 'mismatch', report };
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) {
+      return { status: 'no-workflow', problem: `no workflow for session "${sessionId}" on this Temporal server` };
+    }
+    return { status: 'error', problem: `the check could not run: ${messageOf(error)}` };
+  }
+}
+
+function sum(values: readonly (number | null)[]): number {
+  return values.reduce<number>((total, v) => total + (v ?? 0), 0);
+}
+
+function isCode(error: unknown, code: string): boolean {
+  return error !== null && typeof error === 'object' && 'code' in error && error.code === code;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

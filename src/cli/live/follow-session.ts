@@ -1,0 +1,191 @@
+// The loop behind `dh run` and `dh attach`: poll the session follower, render, and decide when to stop
+// (the run's own turn ended; or, for attach, the session went idle), watching the workflow on the side.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { SessionClient } from '../../client/session-client.js';
+import type { EventOf, TurnEndReason, Usage } from '../../core/index.js';
+import { sessionWorkflowId } from '../../shared/session-messages.js';
+import { SessionFollower } from '../../streaming/session-follower.js';
+import type { DeltaChannel } from '../../streaming/delta-channel.js';
+import type { CliContext } from '../cli-context.js';
+import type { LiveRenderer } from './live-renderer.js';
+
+export type FollowMode =
+  /** `run`: follow the turn that claims this message, stop when it ends. */
+  | { readonly kind: 'message'; readonly messageId: string }
+  /** `attach`: follow everything from `fromSeq`; stop when the session is idle (unless `follow`). */
+  | { readonly kind: 'session'; readonly follow: boolean };
+
+export interface FollowResult {
+  /** How it ended: a turn ended, the session went idle or closed, or the viewer detached. */
+  readonly outcome: 'turn-ended' | 'idle' | 'closed' | 'detached';
+  readonly turn: number | null;
+  readonly reason: TurnEndReason | null;
+  readonly error: { readonly code: string; readonly message: string } | null;
+  /** The last answer text of the turn (its final assistant message). */
+  readonly answer: string | null;
+  readonly steps: number;
+  readonly usage: Usage;
+  readonly toolCalls: number;
+}
+
+export interface FollowOptions {
+  readonly fromSeq: number;
+  readonly mode: FollowMode;
+  readonly renderer: LiveRenderer | null;
+  /** Set when the viewer should stop (second Ctrl-C). */
+  readonly detach: AbortSignal;
+  readonly pollMs?: number;
+}
+
+const WATCH_EVERY_MS = 2_000;
+const NO_WORKER_WARNING_MS = 10_000;
+
+export async function followSession(
+  ctx: CliContext,
+  channel: DeltaChannel,
+  sessionId: string,
+  options: FollowOptions,
+): Promise<FollowResult> {
+  const follower = new SessionFollower(ctx.store, channel, sessionId, { fromSeq: options.fromSeq });
+  const quick = new SessionClient(ctx.client, { taskQueue: ctx.stack.taskQueue, timeoutMs: 3_000, maxAttempts: 2 });
+  const { mode, renderer } = options;
+  const usage = { inputUncached: 0, cacheRead: 0, output: 0, reasoning: 0 };
+  let turn: number | null = null;
+  let lastEnd: EventOf<'turn/end'> | null = null;
+  let answer: string | null = null;
+  let steps = 0;
+  let toolCalls = 0;
+  let openTurn: number | null = null;
+  let checkIdle = mode.kind === 'session';
+  let lastWatch = Date.now();
+  const started = Date.now();
+  let warnedNoWorker = false;
+  const result = (outcome: FollowResult['outcome']): FollowResult => ({
+    outcome,
+    turn: lastEnd?.turn ?? turn,
+    reason: lastEnd?.reason ?? null,
+    error: lastEnd?.error ?? null,
+    answer,
+    steps,
+    usage,
+    toolCalls,
+  });
+
+  renderer?.waiting(mode.kind === 'message' ? 'waiting for the session…' : 'attaching…');
+  for (;;) {
+    if (options.detach.aborted) return result('detached');
+    const ops = await follower.poll();
+    for (const op of ops) {
+      const event = op.type === 'event' || op.type === 'answer' ? op.event : null;
+      if (event?.type === 'turn/start') openTurn = event.turn;
+      if (event?.type === 'turn/end' && openTurn === event.turn) openTurn = null;
+      if (mode.kind === 'message') {
+        if (event?.type === 'inbox/claim' && event.messageIds.includes(mode.messageId)) turn = event.turn;
+        if (event?.type === 'inbox/discard' && event.messageIds.includes(mode.messageId)) {
+          throw new Error(`the session discarded the message: ${event.reason}`);
+        }
+        const opTurn = event !== null ? ('turn' in event ? event.turn : null) : 'turn' in op ? op.turn : null;
+        if (turn === null || opTurn !== turn) continue;
+      } else if (event !== null && 'turn' in event) {
+        turn = event.turn;
+      }
+      renderer?.op(op);
+      if (op.type === 'answer') {
+        steps++;
+        toolCalls += op.event.toolCalls.length;
+        if (op.event.usage) for (const k of Object.keys(usage) as (keyof Usage)[]) usage[k] += op.event.usage[k];
+        if (op.event.toolCalls.length === 0 || (op.event.content ?? '') !== '') answer = op.event.content;
+      }
+      if (event?.type === 'turn/start' && mode.kind === 'session') {
+        // A new turn: the summary describes it alone.
+        steps = 0;
+        toolCalls = 0;
+        for (const k of Object.keys(usage) as (keyof Usage)[]) usage[k] = 0;
+      }
+      if (event?.type === 'turn/end') {
+        lastEnd = event;
+        if (mode.kind === 'message') {
+          renderer?.close();
+          return result('turn-ended');
+        }
+        checkIdle = true;
+      }
+    }
+
+    if (mode.kind === 'session' && checkIdle && !mode.follow && openTurn === null) {
+      checkIdle = false;
+      if (await isIdle(quick, sessionId)) {
+        renderer?.close();
+        return result('idle');
+      }
+    }
+
+    if (Date.now() - lastWatch > WATCH_EVERY_MS) {
+      lastWatch = Date.now();
+      const status = await workflowStatus(ctx, sessionId);
+      if (status !== 'RUNNING' && status !== 'UNREACHABLE') {
+        renderer?.close();
+        if (mode.kind === 'message' && status !== 'COMPLETED') {
+          throw new Error(`the session's workflow is ${status.toLowerCase().replace(/_/g, ' ')}`);
+        }
+        // Read what the last run logged before it closed.
+        for (const op of await follower.poll()) if (mode.kind === 'session') renderer?.op(op);
+        renderer?.close();
+        return result('closed');
+      }
+      if (mode.kind === 'message' && turn === null && !warnedNoWorker && Date.now() - started > NO_WORKER_WARNING_MS) {
+        warnedNoWorker = true;
+        if (!(await hasWorker(ctx))) {
+          renderer?.note(
+            `no worker polls task queue ${ctx.stack.taskQueue} on ${ctx.stack.address}; start one with \`dh worker\``,
+          );
+        }
+      }
+      if (mode.kind === 'session' && !mode.follow && openTurn === null) checkIdle = true;
+    }
+    await follower.wait(options.pollMs ?? 100);
+  }
+}
+
+/** Idle = no turn running, nothing queued that will start one. Unknown (no worker answers) counts as idle. */
+async function isIdle(client: SessionClient, sessionId: string): Promise<boolean> {
+  try {
+    const state = await client.state(sessionId);
+    return (
+      (state.status === 'idle' || state.status === 'closed') &&
+      state.queues.nextTurn === 0 &&
+      state.queues.notYetLogged === 0 &&
+      !state.wakeLatched
+    );
+  } catch {
+    return true;
+  }
+}
+
+type WorkflowStatusName = string;
+
+async function workflowStatus(ctx: CliContext, sessionId: string): Promise<WorkflowStatusName> {
+  try {
+    const description = await ctx.client.withDeadline(Date.now() + 3_000, () =>
+      ctx.client.workflow.getHandle(sessionWorkflowId(sessionId)).describe(),
+    );
+    return description.status.name;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
+    return 'UNREACHABLE';
+  }
+}
+
+/** Some worker polled the session task queue recently. */
+async function hasWorker(ctx: CliContext): Promise<boolean> {
+  try {
+    const response = await ctx.client.workflowService.describeTaskQueue({
+      namespace: ctx.stack.namespace,
+      taskQueue: { name: ctx.stack.taskQueue },
+      taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
+    });
+    return (response.pollers ?? []).length > 0;
+  } catch {
+    return true;
+  }
+}

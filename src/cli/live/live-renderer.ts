@@ -1,0 +1,200 @@
+// Renders a followed session for a person: answer text on stdout as it streams, tool calls, results,
+// approvals and steering as compact one-line notes on stderr, and a spinner while waiting (TTY only).
+import type { EventOf, SessionEvent, UserContent } from '../../core/index.js';
+import type { FollowOp } from '../../streaming/session-follower.js';
+
+export interface LiveRendererOptions {
+  readonly sessionId: string;
+  readonly out?: NodeJS.WritableStream;
+  readonly err?: NodeJS.WritableStream;
+  /** Spinner and colours on stderr (default: stderr is a TTY and NO_COLOR is unset). */
+  readonly tty?: boolean;
+  /** User messages not to echo (a `run`'s own task). */
+  readonly hideMessageIds?: ReadonlySet<string>;
+}
+
+const FRAMES = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const SUMMARY_CHARS = 100;
+
+export class LiveRenderer {
+  readonly #sessionId: string;
+  readonly #out: NodeJS.WritableStream;
+  readonly #err: NodeJS.WritableStream;
+  readonly #tty: boolean;
+  readonly #hide: ReadonlySet<string>;
+  #outAtLineStart = true;
+  #spinnerLabel: string | null = null;
+  #spinnerTimer: NodeJS.Timeout | null = null;
+  #frame = 0;
+  #drawn = false;
+
+  constructor(options: LiveRendererOptions) {
+    this.#sessionId = options.sessionId;
+    this.#out = options.out ?? process.stdout;
+    this.#err = options.err ?? process.stderr;
+    this.#tty = options.tty ?? (process.stderr.isTTY === true && process.env.NO_COLOR === undefined);
+    this.#hide = options.hideMessageIds ?? new Set();
+  }
+
+  get tty(): boolean {
+    return this.#tty;
+  }
+
+  /** Shows (or relabels) the spinner while nothing streams; a no-op without a TTY. */
+  waiting(label: string): void {
+    this.#spinnerLabel = label;
+    if (!this.#tty || !this.#outAtLineStart) return;
+    if (this.#spinnerTimer === null) {
+      this.#spinnerTimer = setInterval(() => this.#draw(), 80);
+      this.#spinnerTimer.unref();
+    }
+    this.#draw();
+  }
+
+  /** A one-line note on stderr. */
+  note(line: string): void {
+    this.#clearSpinner();
+    this.#endOutLine();
+    this.#err.write(`${this.#tty ? `\x1b[2m${line}\x1b[0m` : line}\n`);
+    this.#resumeSpinner();
+  }
+
+  op(op: FollowOp): void {
+    switch (op.type) {
+      case 'text':
+        if (op.text === '') return;
+        this.#stopSpinner();
+        this.#write(op.text);
+        return;
+      case 'reasoning':
+        this.waiting('reasoning…');
+        return;
+      case 'tool-delta':
+        this.waiting(`preparing ${op.name ?? 'a tool call'}…`);
+        return;
+      case 'retry':
+        this.note(`↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
+        return;
+      case 'answer':
+        this.#answer(op.event, op.rest, op.replaced && op.streamed);
+        return;
+      case 'event':
+        this.#event(op.event);
+        return;
+    }
+  }
+
+  /** Ends the output cleanly (newline after streamed text, spinner gone). */
+  close(): void {
+    this.#stopSpinner();
+    this.#endOutLine();
+  }
+
+  #answer(event: EventOf<'assistant/message'>, rest: string, replaced: boolean): void {
+    this.#stopSpinner();
+    if (replaced) this.note('↻ the logged answer differs from what was streamed; the logged one:');
+    this.#write(rest);
+    this.#endOutLine();
+    if (event.interrupted) this.note('⏹ interrupted: the partial answer above is logged as interrupted');
+    for (const call of event.toolCalls) this.note(`→ ${call.name} ${clip(call.arguments)}`);
+    this.waiting(event.toolCalls.length > 0 ? 'running tools…' : 'waiting…');
+  }
+
+  #event(event: SessionEvent): void {
+    switch (event.type) {
+      case 'step/start':
+        this.waiting('thinking…');
+        return;
+      case 'user/message':
+        if (this.#hide.has(event.messageId)) return;
+        this.note(
+          `» ${event.origin}${event.source !== undefined ? ` (${event.source})` : ''}: ${clip(text(event.content))}`,
+        );
+        return;
+      case 'tool/start':
+        this.waiting(`running ${event.name}…`);
+        return;
+      case 'tool/result':
+        this.note(`← ${event.name} ${event.status}: ${clip(event.output)} (${event.output.length} chars)`);
+        this.waiting('waiting…');
+        return;
+      case 'approval/request':
+        this.note(`⏸ ${event.name} (${event.callId}) needs approval: ${clip(event.reason)}`);
+        this.note(
+          `  dh approve ${this.#sessionId} ${event.callId}    or    dh approve ${this.#sessionId} ${event.callId} --deny`,
+        );
+        this.waiting('waiting for approval…');
+        return;
+      case 'approval/decision':
+        this.note(
+          `${event.decision === 'approve' ? '✓ approved' : event.decision === 'deny' ? '✗ denied' : '⏱ no decision in time:'} ` +
+            `${event.callId}${event.by !== undefined ? ` by ${event.by}` : ''}${event.reason !== undefined ? ` (${clip(event.reason)})` : ''}`,
+        );
+        return;
+      case 'turn/end':
+        this.#stopSpinner();
+        if (event.reason !== 'completed') {
+          this.note(
+            `■ turn ${event.turn} ended: ${event.reason}${event.error ? ` — ${event.error.code}: ${clip(event.error.message)}` : ''}`,
+          );
+        }
+        return;
+      case 'compact/start':
+        this.waiting('compacting the context…');
+        return;
+      default:
+        return;
+    }
+  }
+
+  #write(chunk: string): void {
+    if (chunk === '') return;
+    this.#out.write(chunk);
+    this.#outAtLineStart = chunk.endsWith('\n');
+  }
+
+  #endOutLine(): void {
+    if (!this.#outAtLineStart) {
+      this.#out.write('\n');
+      this.#outAtLineStart = true;
+    }
+  }
+
+  #draw(): void {
+    if (this.#spinnerLabel === null) return;
+    this.#frame = (this.#frame + 1) % FRAMES.length;
+    this.#err.write(`\r\x1b[2K\x1b[36m${FRAMES[this.#frame]}\x1b[0m ${this.#spinnerLabel}`);
+    this.#drawn = true;
+  }
+
+  #clearSpinner(): void {
+    if (this.#drawn) {
+      this.#err.write('\r\x1b[2K');
+      this.#drawn = false;
+    }
+  }
+
+  #resumeSpinner(): void {
+    if (this.#spinnerTimer !== null) this.#draw();
+  }
+
+  #stopSpinner(): void {
+    if (this.#spinnerTimer !== null) {
+      clearInterval(this.#spinnerTimer);
+      this.#spinnerTimer = null;
+    }
+    this.#clearSpinner();
+  }
+}
+
+/** The text of a user message's content (attachments named, not shown). */
+export function text(content: UserContent): string {
+  if (typeof content === 'string') return content;
+  return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ');
+}
+
+/** First line, whitespace collapsed, at most SUMMARY_CHARS characters. */
+export function clip(value: string): string {
+  const flat = value.replace(/\s+/g, ' ').trim();
+  return flat.length > SUMMARY_CHARS ? `${flat.slice(0, SUMMARY_CHARS - 1)}…` : flat;
+}

@@ -1,0 +1,333 @@
+// The operator commands' actions over the log: log, show, audit, replay, fork, resume, export, import.
+// Offline ones open the store only; fork and resume also need Temporal (and a worker to run the session).
+import { writeFile } from 'node:fs/promises';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { auditSession } from '../../audit/audit-session.js';
+import { deriveSentRequest, deriveSentRequests, sentEvents } from '../../audit/derive-sent-requests.js';
+import type { WorkerConfig } from '../../config/worker-config.js';
+import { DhError, forkEvents, Session } from '../../core/index.js';
+import { resolveProfile, type ProviderProfile } from '../../providers/provider-profiles.js';
+import { sessionWorkflowId } from '../../shared/session-messages.js';
+import { AttachmentStore } from '../../stores/attachment-store.js';
+import { openCliContext, openStoreOnly } from '../cli-context.js';
+import { ExitCode, messageOf, writeErr, writeOut, type StepRef } from './cli-io.js';
+import { connectIfReachable } from './optional-temporal.js';
+import { renderAuditReport } from './render-audit.js';
+import { eventLine } from './render-event.js';
+import { renderWireBody, requestHeading } from './render-request.js';
+import { renderOverview, sessionOverview } from './session-overview.js';
+import {
+  attachmentDirExists,
+  attachmentRefs,
+  attachmentRoot,
+  attachmentsDirFor,
+  copyAttachments,
+  createSessionFromLog,
+  readLogFile,
+  renamedLog,
+  toJsonl,
+} from './session-transfer.js';
+
+export const OperatorErrorCode = {
+  StepNotFound: 'STEP_NOT_FOUND',
+  SessionRunning: 'SESSION_RUNNING',
+} as const;
+
+/** Runs `body` with the store (and closes it); nothing else is opened. */
+async function withStore<T>(body: (ctx: Awaited<ReturnType<typeof openStoreOnly>>) => Promise<T>): Promise<T> {
+  const ctx = await openStoreOnly();
+  try {
+    return await body(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** The worker's configured profile when it resolves offline (it names generic endpoints' models). */
+export function configuredProfile(config: WorkerConfig): ProviderProfile | undefined {
+  const builtin = config.provider === 'deepseek' || config.provider === 'openai';
+  try {
+    return resolveProfile(config.provider, {
+      ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
+      ...(config.apiKeyEnv !== undefined ? { apiKeyEnv: config.apiKeyEnv } : {}),
+      ...(builtin ? {} : { models: [{ id: config.model, contextWindow: 128_000, vision: false, thinking: 'none' }] }),
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+function readerFor(config: WorkerConfig) {
+  const attachments = new AttachmentStore(attachmentRoot(config));
+  return (ref: Parameters<AttachmentStore['get']>[0]) => attachments.get(ref);
+}
+
+// ---- dh log ----
+
+export async function logCommand(sessionId: string, options: { json?: boolean; from?: number }): Promise<void> {
+  await withStore(async ({ store }) => {
+    const events = await store.read(sessionId, options.from ?? 0);
+    const text = options.json ? toJsonl(events) : events.map((e) => `${eventLine(e)}\n`).join('');
+    await writeOut(text);
+  });
+}
+
+// ---- dh show ----
+
+export async function showCommand(sessionId: string, options: { step?: StepRef; json?: boolean }): Promise<void> {
+  if (options.step) return showStep(sessionId, options.step, options.json ?? false);
+  const { config, events } = await withStore(async (ctx) => ({
+    config: ctx.config,
+    events: await ctx.store.read(sessionId),
+  }));
+  const overview = sessionOverview(sessionId, events);
+  if (options.json) {
+    await writeOut(`${JSON.stringify(overview, null, 2)}\n`);
+    return;
+  }
+  await writeOut(renderOverview(overview, await workflowStatus(config, sessionId)));
+}
+
+async function workflowStatus(config: WorkerConfig, sessionId: string): Promise<string | null> {
+  const temporal = await connectIfReachable(config);
+  if (temporal.client === null) return null;
+  try {
+    const description = await temporal.client.workflow.getHandle(sessionWorkflowId(sessionId)).describe();
+    return `${description.status.name} (run ${description.runId})`;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return `none on ${temporal.address}`;
+    return `unknown (${messageOf(error)})`;
+  } finally {
+    await temporal.close();
+  }
+}
+
+async function showStep(sessionId: string, ref: StepRef, json: boolean): Promise<void> {
+  const derived = await withStore(async ({ config, store }) => {
+    const events = await store.read(sessionId);
+    const sent = sentEvents(events).find((e) => e.turn === ref.turn && e.step === ref.step);
+    if (!sent) {
+      const known = sentEvents(events).map((e) => `${e.turn}.${e.step}`);
+      throw new DhError(
+        OperatorErrorCode.StepNotFound,
+        `session "${sessionId}" sent no request at step ${ref.turn}.${ref.step}` +
+          (known.length > 0 ? ` (steps with requests: ${summarizeIds(known)})` : ' (it sent none yet)'),
+        { sessionId },
+      );
+    }
+    const profile = configuredProfile(config);
+    return deriveSentRequest(sessionId, events, sent, {
+      ...(profile !== undefined ? { profile } : {}),
+      readAttachment: readerFor(config),
+    });
+  });
+  if (!derived.wire) throw new DhError('REQUEST_UNDERIVABLE', requestHeading(derived), { sessionId });
+  if (json) await writeOut(`${derived.wire.body}\n`);
+  else await writeOut(`${requestHeading(derived)}\n${renderWireBody(derived.wire.body)}`);
+  if (!derived.digestOk) {
+    writeErr(`dh: step ${derived.id}: the re-derived body does not match the digest the log recorded`);
+    process.exitCode = ExitCode.Error;
+  }
+}
+
+function summarizeIds(ids: readonly string[]): string {
+  return ids.length > 12 ? `${ids.slice(0, 6).join(', ')}, …, ${ids.slice(-3).join(', ')}` : ids.join(', ');
+}
+
+// ---- dh audit ----
+
+export async function auditCommand(sessionId: string, options: { json?: boolean; mirror?: boolean }): Promise<void> {
+  await withStore(async ({ config, store }) => {
+    const temporal = options.mirror === false ? null : await connectIfReachable(config);
+    try {
+      const profile = configuredProfile(config);
+      const report = await auditSession({
+        store,
+        sessionId,
+        ...(profile !== undefined ? { profile } : {}),
+        ...(temporal?.client ? { client: temporal.client } : {}),
+        readAttachment: readerFor(config),
+      });
+      if (options.json) await writeOut(`${JSON.stringify(report, null, 2)}\n`);
+      else {
+        await writeOut(renderAuditReport(report));
+        if (temporal && temporal.client === null) writeErr(`dh: history mirror not checked: ${temporal.reason}`);
+      }
+      if (!report.ok) process.exitCode = ExitCode.Error;
+    } finally {
+      if (temporal?.client) await temporal.close();
+    }
+  });
+}
+
+// ---- dh replay ----
+
+export async function replayCommand(sessionId: string, options: { json?: boolean; full?: boolean }): Promise<void> {
+  await withStore(async ({ config, store }) => {
+    const events = await store.read(sessionId);
+    const profile = configuredProfile(config);
+    const steps = await deriveSentRequests(sessionId, events, {
+      ...(profile !== undefined ? { profile } : {}),
+      readAttachment: readerFor(config),
+    });
+    let failed = 0;
+    let previous: (typeof steps)[number] | undefined;
+    for (const step of steps) {
+      if (!step.digestOk) failed++;
+      if (options.json) {
+        await writeOut(
+          `${JSON.stringify({
+            step: step.id,
+            turn: step.turn,
+            stepInTurn: step.step,
+            seq: step.sentSeq,
+            ok: step.digestOk,
+            recordedDigest: step.recordedDigest,
+            digest: step.wire?.digest ?? null,
+            bytes: step.wire?.bytes ?? null,
+            error: step.error,
+            body: step.wire ? (JSON.parse(step.wire.body) as unknown) : null,
+          })}\n`,
+        );
+        continue;
+      }
+      let text = `${requestHeading(step)}\n`;
+      if (step.wire) {
+        // A prefix-stable request repeats the previous one's messages: show only what it adds.
+        const comparable =
+          !options.full && previous?.wire && previous.epoch === step.epoch && previous.replaces === step.replaces;
+        const shared = comparable && previous?.wire ? sharedMessages(previous.wire.body, step.wire.body) : 0;
+        text += renderWireBody(step.wire.body, shared);
+      }
+      await writeOut(`${text}\n`);
+      previous = step;
+    }
+    const summary = `replayed ${steps.length} request(s) of session ${sessionId}: ${steps.length - failed} match the log${
+      failed > 0 ? `, ${failed} DO NOT` : ''
+    }`;
+    if (options.json) writeErr(summary);
+    else await writeOut(`${summary}\n`);
+    if (failed > 0) process.exitCode = ExitCode.Error;
+  });
+}
+
+/** How many leading wire messages two bodies share byte for byte. */
+function sharedMessages(previousBody: string, body: string): number {
+  const a = (JSON.parse(previousBody) as { messages?: unknown[] }).messages ?? [];
+  const b = (JSON.parse(body) as { messages?: unknown[] }).messages ?? [];
+  let n = 0;
+  while (n < a.length && n < b.length && JSON.stringify(a[n]) === JSON.stringify(b[n])) n++;
+  return n;
+}
+
+// ---- dh fork ----
+
+export async function forkCommand(sessionId: string, options: { at: number; as?: string }): Promise<void> {
+  const ctx = await openCliContext();
+  try {
+    const parent = new Session(sessionId, await ctx.store.read(sessionId));
+    const forkId = options.as ?? `${sessionId.slice(0, 100)}-fork-${randomSuffix()}`;
+    const events = forkEvents(parent, { sessionId: forkId, atSeq: options.at, at: Date.now() });
+    await createSessionFromLog(ctx.store, forkId, events);
+    // The fork's first run opens its log (nothing to repair) and waits; its next step logs a `resume` header.
+    await ctx.sessions.open(forkId);
+    await writeOut(`${forkId}\n`);
+    writeErr(
+      `dh: forked ${sessionId} at seq ${options.at} (seqs 0..${options.at - 1} copied) as ${forkId}; ` +
+        `its workflow is running on task queue ${ctx.stack.taskQueue}. Next: dh send ${forkId} "…"`,
+    );
+  } finally {
+    await ctx.close();
+  }
+}
+
+function randomSuffix(): string {
+  return Math.random().toString(16).slice(2, 8).padEnd(6, '0');
+}
+
+// ---- dh resume ----
+
+export async function resumeCommand(sessionId: string): Promise<void> {
+  const ctx = await openCliContext();
+  try {
+    const head = await ctx.store.head(sessionId);
+    const handle = ctx.client.workflow.getHandle(sessionWorkflowId(sessionId));
+    const previous = await handle.describe().catch((error: unknown) => {
+      if (error instanceof WorkflowNotFoundError) return null;
+      throw error;
+    });
+    if (previous?.status.name === 'RUNNING') {
+      throw new DhError(
+        OperatorErrorCode.SessionRunning,
+        `session "${sessionId}" is running (run ${previous.runId}); nothing to resume — send it a message instead`,
+        { sessionId },
+      );
+    }
+    // A new run over the log: its open step repairs what the last run left open, and its first model
+    // step logs a `resume` header.
+    const started = await ctx.sessions.open(sessionId);
+    const run = await started.describe();
+    await writeOut(`${sessionId}\n`);
+    writeErr(
+      `dh: resumed ${sessionId} (${head} events; previous run ${previous ? `${previous.runId} ${previous.status.name}` : 'none'}) ` +
+        `as run ${run.runId} on task queue ${ctx.stack.taskQueue}. Next: dh send ${sessionId} "…"`,
+    );
+  } finally {
+    await ctx.close();
+  }
+}
+
+// ---- dh export / import ----
+
+export async function exportCommand(sessionId: string, options: { out?: string }): Promise<void> {
+  await withStore(async ({ config, store }) => {
+    const events = await store.read(sessionId);
+    const refs = attachmentRefs(events);
+    if (options.out === undefined) {
+      await writeOut(toJsonl(events));
+      if (refs.length > 0) writeErr(`dh: ${refs.length} attachment(s) not exported: use --out <file> to copy them`);
+      return;
+    }
+    await writeFile(options.out, toJsonl(events));
+    let note = '';
+    if (refs.length > 0) {
+      const target = attachmentsDirFor(options.out);
+      const { copied, missing } = await copyAttachments(
+        refs,
+        new AttachmentStore(attachmentRoot(config)),
+        new AttachmentStore(target),
+      );
+      note = `, ${copied} attachment(s) into ${target}`;
+      if (missing.length > 0) {
+        for (const line of missing) writeErr(`dh: attachment not exported: ${line}`);
+        process.exitCode = ExitCode.Error;
+      }
+    }
+    writeErr(`dh: exported ${events.length} event(s) of ${sessionId} to ${options.out}${note}`);
+  });
+}
+
+export async function importCommand(file: string, options: { as?: string }): Promise<void> {
+  const parsed = await readLogFile(file);
+  const sessionId = options.as ?? parsed.sessionId;
+  const events = options.as !== undefined ? renamedLog(parsed.events, options.as) : parsed.events;
+  if (options.as !== undefined) new Session(sessionId, events);
+  await withStore(async ({ config, store }) => {
+    await createSessionFromLog(store, sessionId, events);
+    const refs = attachmentRefs(events);
+    let note = '';
+    if (refs.length > 0) {
+      const home = new AttachmentStore(attachmentRoot(config));
+      const source = attachmentDirExists(file) ? new AttachmentStore(attachmentsDirFor(file)) : home;
+      const { copied, missing } = await copyAttachments(refs, source, home);
+      note = `, ${copied} of ${refs.length} attachment(s)`;
+      for (const line of missing)
+        writeErr(`dh: attachment missing (requests that show it cannot be re-derived): ${line}`);
+    }
+    await writeOut(`${sessionId}\n`);
+    writeErr(
+      `dh: imported ${events.length} event(s) from ${file} as session ${sessionId}${note}. ` +
+        `Try: dh audit ${sessionId}; dh resume ${sessionId} starts it`,
+    );
+  });
+}

@@ -1,0 +1,90 @@
+// The human form of an AuditReport (`dh audit`, `dh demo`): one row per sent request, then the
+// summary lines and the verdict with every failure.
+import type { AuditReport, AuditStepRow, MirrorCheck } from '../../audit/audit-session.js';
+
+export function renderAuditReport(report: AuditReport): string {
+  const s = report.summary;
+  const lines: string[] = [];
+  lines.push(
+    `audit of session ${report.sessionId}: ${s.events} events, ${s.turns} turn(s), ${s.steps} step(s), ` +
+      `${report.rows.length} request(s) sent`,
+  );
+  lines.push(`log: ${s.log.ok ? 'loads and validates' : `INVALID: ${s.log.problem ?? ''}`}`);
+  if (s.log.ok) lines.push(`structure: ${s.structure.ok ? 'valid' : `INVALID: ${s.structure.problem ?? ''}`}`);
+  if (report.rows.length > 0) {
+    lines.push('');
+    lines.push(table(report.rows));
+    lines.push('');
+  }
+  lines.push(
+    `digests: ${s.digests.ok}/${report.rows.length} re-derive` +
+      (s.digests.mismatched.length > 0 ? `; MISMATCH at ${s.digests.mismatched.join(', ')}` : '') +
+      (s.digests.underivable.length > 0 ? `; NOT DERIVABLE at ${s.digests.underivable.join(', ')}` : ''),
+  );
+  const p = s.prefix;
+  lines.push(
+    `prefix stability: ${p.ratio === null ? 'n/a (no consecutive requests in one epoch)' : `${p.extended}/${p.pairs} = ${percent(p.ratio)}`}` +
+      (p.broken.length > 0 ? `; broken at ${p.broken.join(', ')}` : ''),
+  );
+  lines.push(
+    `cache reads: expected ${s.cache.expected}, reported ${s.cache.reported} over ${s.cache.compared} step(s)` +
+      (s.cache.differing.length > 0 ? `; differ at ${s.cache.differing.join(', ')} (informational)` : ''),
+  );
+  lines.push(`history mirror: ${mirrorText(s.mirror)}`);
+  lines.push('');
+  if (report.ok) lines.push('AUDIT PASSED');
+  else {
+    lines.push(`AUDIT FAILED (${report.failures.length} problem(s)):`);
+    for (const failure of report.failures) lines.push(`  - ${failure}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function table(rows: readonly AuditStepRow[]): string {
+  const header = ['request', 'seq', 'model', 'msgs', 'digest', 'prefix', 'cache read exp/rep'];
+  const body = rows.map((r) => [
+    r.id,
+    String(r.sentSeq),
+    r.model ?? '-',
+    r.messages === null ? '-' : String(r.messages),
+    r.error !== null ? 'UNDERIVABLE' : r.digestOk ? 'ok' : 'MISMATCH',
+    r.prefixExtends === null ? '-' : r.prefixExtends ? 'extends' : `BROKEN (${r.prefixProblem ?? ''})`,
+    `${count(r.expectedCacheRead)} / ${count(r.reportedCacheRead)}${
+      r.expectedCacheRead !== null && r.reportedCacheRead !== null && r.expectedCacheRead !== r.reportedCacheRead
+        ? ' ≠'
+        : ''
+    }`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((row) => (row[i] ?? '').length)));
+  const format = (row: readonly string[]) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [format(header), format(widths.map((w) => '-'.repeat(w))), ...body.map(format)].join('\n');
+}
+
+function mirrorText(mirror: MirrorCheck | null): string {
+  if (mirror === null) return 'not checked (no Temporal server reachable, or --no-mirror)';
+  switch (mirror.status) {
+    case 'ok':
+      return (
+        `ok (${mirror.report.runs} run(s), ${mirror.report.receipts} receipt(s)` +
+        `${mirror.report.uncoveredPrefix > 0 ? `, seqs 0..${mirror.report.uncoveredPrefix - 1} predate the workflow` : ''})`
+      );
+    case 'mismatch':
+      return `DISAGREES: ${mirror.report.problem ?? ''}`;
+    case 'no-workflow':
+      return `not checked: ${mirror.problem}`;
+    case 'error':
+      return `FAILED: ${mirror.problem}`;
+  }
+}
+
+function count(value: number | null): string {
+  return value === null ? '-' : String(value);
+}
+
+function percent(ratio: number): string {
+  return `${(ratio * 100).toFixed(ratio === 1 ? 0 : 1)}%`;
+}

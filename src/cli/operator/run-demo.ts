@@ -1,0 +1,394 @@
+// `dh demo`: an offline tour. A scripted provider runs in this process, Temporal comes from the local
+// stack (or TEMPORAL_ADDRESS), and a worker child process points at the provider on its own task queue.
+// One session goes through a followup, a tool call, a steer with an inject, an interrupt and a worker
+// killed with SIGKILL mid-stream (then restarted), and ends with its audit.
+import { spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { auditSession } from '../../audit/audit-session.js';
+import { SessionClient } from '../../client/session-client.js';
+import type { WorkerConfig } from '../../config/worker-config.js';
+import { DhError, type SessionEvent } from '../../core/index.js';
+import { bundleSessionWorkflows } from '../../local-stack/bundle-workflows.js';
+import { ensureLocalStack, temporalTlsFromEnv, WORKER_READY_FILE_ENV } from '../../local-stack/local-stack.js';
+import { sessionWorkflowId } from '../../shared/session-messages.js';
+import { startScriptedProvider, type ScriptedProvider } from '../../scripted-provider/start-scripted-provider.js';
+import type { SessionStore } from '../../stores/session-store.js';
+import { loadCliConfig } from '../cli-context.js';
+import { openSessionStore } from '../../stores/open-session-store.js';
+import { ExitCode, writeOut } from './cli-io.js';
+import { renderAuditReport } from './render-audit.js';
+import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
+
+export const DEMO_MODEL = 'demo-model';
+export const DEMO_KEY_ENV = 'DH_DEMO_API_KEY';
+export const DEMO_FAILED = 'DEMO_FAILED';
+const DEFAULT_SCRIPT = fileURLToPath(new URL('../../../examples/scripts/demo.yaml', import.meta.url));
+const BIN = fileURLToPath(new URL('../../../bin/dh.mjs', import.meta.url));
+const WAIT_MS = 60_000;
+/** A killed worker's model step is retried after its heartbeat timeout (10 s) and a backoff. */
+const RECOVERY_MS = 120_000;
+const WORKER_READY_MS = 180_000;
+
+export async function demoCommand(options: { script?: string }): Promise<void> {
+  const base = loadCliConfig();
+  const demo = new Demo(base, options.script ?? DEFAULT_SCRIPT);
+  try {
+    const ok = await demo.run();
+    if (!ok) process.exitCode = ExitCode.Error;
+  } finally {
+    await demo.cleanup();
+  }
+}
+
+interface WorkerChild {
+  readonly pid: number;
+  readonly exited: Promise<string>;
+  exit: string | null;
+}
+
+class Demo {
+  readonly #cleanups: Array<() => Promise<void>> = [];
+  readonly #sessionId = `demo-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${Math.random().toString(16).slice(2, 6)}`;
+  readonly #taskQueue = `dh-demo-${this.#sessionId}`;
+  #store: SessionStore | null = null;
+  /** Set until the session's workflow has completed: a failed demo terminates it (its worker is gone). */
+  #openSession: (() => Promise<void>) | null = null;
+  #worker: WorkerChild | null = null;
+  #workerEnv: NodeJS.ProcessEnv = {};
+  #logFile = '';
+
+  constructor(
+    readonly config: WorkerConfig,
+    readonly script: string,
+  ) {}
+
+  async run(): Promise<boolean> {
+    const { config } = this;
+    const id = this.#sessionId;
+    say(`dh demo: session ${id}, offline on the scripted provider (${this.script})`);
+
+    const provider = await startScriptedProvider({ script: this.script });
+    this.#cleanups.push(() => provider.close());
+    say(`  scripted provider on ${provider.url}`);
+
+    const stack = await ensureLocalStack(config, {
+      startWorker: false,
+      log: (line) => say(`  local stack: ${line}`),
+    });
+    say(`  Temporal at ${stack.address} (namespace ${stack.namespace})`);
+    await mkdir(join(config.home, 'logs'), { recursive: true });
+    this.#logFile = join(config.home, 'logs', `demo-worker-${id}.log`);
+    const bundle = config.workflowBundlePath ?? (await this.#bundle());
+    this.#workerEnv = this.#envFor(provider, stack.address, stack.namespace, bundle);
+
+    if (!config.store.includes('://') && config.store !== ':memory:') await mkdir(config.home, { recursive: true });
+    const store = await openSessionStore(config.store);
+    this.#store = store;
+    this.#cleanups.push(() => store.close());
+    const tls = temporalTlsFromEnv();
+    const connection = await Connection.connect({ address: stack.address, ...(tls !== undefined ? { tls } : {}) });
+    this.#cleanups.push(() => connection.close());
+    const client = new Client({ connection, namespace: stack.namespace, ...clientDataConverter() });
+    const sessions = new SessionClient(client, { taskQueue: this.#taskQueue });
+    this.#openSession = async () => {
+      await client.workflow.getHandle(sessionWorkflowId(id)).terminate('dh demo failed');
+    };
+
+    await this.#startWorker();
+    const workspace = join(config.home, 'workspaces', id);
+    await mkdir(workspace, { recursive: true });
+    await writeFile(join(workspace, 'notes.txt'), 'Written by dh demo before turn 2.\n');
+
+    say('\n1. followup: a first turn');
+    await sessions.followup(id, 'Hello! What can you do?', {
+      start: true,
+      source: 'demo',
+      messageId: 'demo-1-followup',
+    });
+    await this.#turnEnd(1);
+
+    say('2. followup that makes the model call a tool (list_dir in the session workspace)');
+    await sessions.followup(id, 'List the files in your workspace.', { source: 'demo', messageId: 'demo-2-followup' });
+    await this.#turnEnd(2);
+
+    say('3. followup; while its first step streams, an inject (no wake) and a steer (next step) arrive');
+    await sessions.followup(id, 'Draft a release plan.', { source: 'demo', messageId: 'demo-3-followup' });
+    await this.#waitFor('request/sent/3.1');
+    await sessions.inject(id, 'The release branch is now main.', { source: 'demo', messageId: 'demo-3-inject' });
+    await sessions.steer(id, 'Use YAML, not JSON.', { source: 'demo', messageId: 'demo-3-steer' });
+    await this.#turnEnd(3);
+
+    say('4. followup with a long answer, interrupted mid-stream');
+    await sessions.followup(id, 'Write a long essay about durable execution.', {
+      source: 'demo',
+      messageId: 'demo-4-followup',
+    });
+    await this.#waitFor('request/sent/4.1');
+    await sleep(2_000);
+    await sessions.interrupt(id, 'demo: enough');
+    await this.#turnEnd(4);
+
+    say('5. followup; the worker is killed with SIGKILL mid-stream, then started again');
+    await sessions.followup(id, 'Summarize the session so far.', { source: 'demo', messageId: 'demo-5-followup' });
+    await this.#waitFor('request/sent/5.1');
+    await sleep(500);
+    const killed = this.#worker?.pid;
+    await this.#killWorker();
+    say(
+      `   worker pid ${killed ?? '?'} killed (SIGKILL); starting a new one — the step retries after its heartbeat timeout`,
+    );
+    await this.#startWorker();
+    await this.#turnEnd(5, RECOVERY_MS);
+
+    say('6. close: the workflow completes; the log stays');
+    await sessions.close(id, 'demo finished');
+    await withTimeout(client.workflow.getHandle(sessionWorkflowId(id)).result(), WAIT_MS, 'the session to close');
+    this.#openSession = null;
+    await this.#stopWorker();
+
+    const events = await store.read(id);
+    say(`\n${narrate(events)}\n`);
+    const report = await auditSession({ store, sessionId: id, client });
+    await writeOut(renderAuditReport(report));
+    if (report.summary.cache.differing.length > 0) {
+      await writeOut(
+        `note: cache reads differ at ${report.summary.cache.differing.join(', ')}: the provider had already cached the ` +
+          'request of the attempt the crash cut off, so the retry read more from cache than one clean send would.\n',
+      );
+    }
+    const forkAt = forkPoint(events);
+    const hints: [string, string][] = [
+      [`dh log ${id}`, 'the log, one line per event'],
+      [`dh show ${id}`, 'usage, cache-read share, turns'],
+      [`dh show ${id} --step 3.2`, 'the exact request after the inject and the steer'],
+      [`dh replay ${id}`, 'every request re-derived offline, digest-checked'],
+      [`dh audit ${id}`, 'this report again'],
+      ...(forkAt !== null
+        ? [[`dh fork ${id} --at ${forkAt}`, 'a new session branching after turn 2'] as [string, string]]
+        : []),
+      [`dh resume ${id}`, 'a new run of the closed session (on your configured provider)'],
+      [`dh export ${id} --out ${id}.jsonl`, 'the log as JSONL'],
+    ];
+    const width = Math.max(...hints.map(([command]) => command.length));
+    await writeOut(
+      [
+        '',
+        `session: ${id}`,
+        'next, try:',
+        ...hints.map(([command, why]) => `  ${command.padEnd(width)}  # ${why}`),
+        '',
+      ].join('\n'),
+    );
+    return report.ok;
+  }
+
+  async cleanup(): Promise<void> {
+    await this.#openSession?.().catch(() => undefined);
+    await this.#stopWorker().catch(() => undefined);
+    for (const cleanup of this.#cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  }
+
+  async #bundle(): Promise<string> {
+    say('  bundling the session workflows once for both demo workers');
+    const { codePath } = await bundleSessionWorkflows(join(this.config.home, 'demo', 'workflow-bundle.js'));
+    return codePath;
+  }
+
+  #envFor(provider: ScriptedProvider, address: string, namespace: string, bundle: string): NodeJS.ProcessEnv {
+    const { config } = this;
+    const inherited = { ...process.env };
+    // The scripted endpoint's profile has no thinking field: a thinking mode from the user's setup would be refused.
+    delete inherited.DH_THINKING;
+    return {
+      ...inherited,
+      DH_HOME: config.home,
+      DH_STORE: config.store,
+      TEMPORAL_ADDRESS: address,
+      TEMPORAL_NAMESPACE: namespace,
+      DH_TASK_QUEUE: this.#taskQueue,
+      DH_PROVIDER: 'scripted',
+      DH_BASE_URL: provider.url,
+      DH_MODEL: DEMO_MODEL,
+      DH_API_KEY_ENV: DEMO_KEY_ENV,
+      [DEMO_KEY_ENV]: 'offline-demo-key',
+      DH_WORKFLOW_BUNDLE: bundle,
+      DH_APPROVAL_ASK: '',
+      DH_APPROVAL_DENY: '',
+      DH_HOST_ID: 'dh-demo',
+    };
+  }
+
+  async #startWorker(): Promise<void> {
+    const readyFile = join(this.config.home, 'demo', `worker-${this.#sessionId}.ready`);
+    await mkdir(join(this.config.home, 'demo'), { recursive: true });
+    await rm(readyFile, { force: true });
+    const out = openSync(this.#logFile, 'a');
+    let child;
+    try {
+      child = spawn(process.execPath, [BIN, 'worker'], {
+        detached: true,
+        stdio: ['ignore', out, out],
+        env: { ...this.#workerEnv, [WORKER_READY_FILE_ENV]: readyFile },
+      });
+    } finally {
+      closeSync(out);
+    }
+    const pid = child.pid;
+    if (pid === undefined) throw new DhError(DEMO_FAILED, 'could not start the demo worker');
+    const worker: WorkerChild = {
+      pid,
+      exit: null,
+      exited: new Promise((resolve) => {
+        child.once('exit', (code, signal) => {
+          worker.exit = signal ?? `exit ${code}`;
+          resolve(worker.exit);
+        });
+        child.once('error', (error) => {
+          worker.exit = error.message;
+          resolve(worker.exit);
+        });
+      }),
+    };
+    this.#worker = worker;
+    const deadline = Date.now() + WORKER_READY_MS;
+    for (;;) {
+      if (worker.exit !== null) throw await this.#workerDied(worker);
+      if ((await readFile(readyFile, 'utf8').catch(() => '')).trim() === String(pid)) break;
+      if (Date.now() > deadline) throw new DhError(DEMO_FAILED, `the demo worker was not ready; see ${this.#logFile}`);
+      await sleep(100);
+    }
+    say(`   worker pid ${pid} ready on task queue ${this.#taskQueue} (log ${this.#logFile})`);
+  }
+
+  async #workerDied(worker: WorkerChild): Promise<DhError> {
+    const tail = (await readFile(this.#logFile, 'utf8').catch(() => '')).slice(-2_000);
+    return new DhError(
+      DEMO_FAILED,
+      `the demo worker exited (${worker.exit ?? '?'}); ${this.#logFile}:\n${tail.trim()}`,
+    );
+  }
+
+  async #killWorker(): Promise<void> {
+    const worker = this.#worker;
+    if (!worker || worker.exit !== null) return;
+    signalGroup(worker.pid, 'SIGKILL');
+    await worker.exited;
+    this.#worker = null;
+  }
+
+  async #stopWorker(): Promise<void> {
+    const worker = this.#worker;
+    if (!worker || worker.exit !== null) return;
+    signalGroup(worker.pid, 'SIGTERM');
+    const stopped = await Promise.race([worker.exited.then(() => true), sleep(15_000).then(() => false)]);
+    if (!stopped) {
+      signalGroup(worker.pid, 'SIGKILL');
+      await worker.exited;
+    }
+    this.#worker = null;
+  }
+
+  /** Polls the log until an event with `key` is in it; fails early if the worker died. */
+  async #waitFor(key: string, timeoutMs = WAIT_MS): Promise<SessionEvent[]> {
+    return this.#poll((events) => events.some((e) => e.key === key), key, timeoutMs);
+  }
+
+  async #turnEnd(turn: number, timeoutMs = WAIT_MS): Promise<void> {
+    const events = await this.#waitFor(`turn/end/${turn}`, timeoutMs);
+    const end = events.find((e) => e.type === 'turn/end' && e.turn === turn);
+    if (end?.type === 'turn/end') {
+      say(
+        `   turn ${turn} ended ${end.reason}${end.error ? ` (${end.error.code}: ${end.error.message})` : ''} at seq ${end.seq}`,
+      );
+    }
+  }
+
+  async #poll(done: (events: SessionEvent[]) => boolean, what: string, timeoutMs: number): Promise<SessionEvent[]> {
+    const store = this.#store;
+    if (!store) throw new Error('the demo store is not open');
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const events = await store.read(this.#sessionId).catch(() => []);
+      if (done(events)) return events;
+      const worker = this.#worker;
+      if (worker && worker.exit !== null) throw await this.#workerDied(worker);
+      if (Date.now() > deadline) {
+        throw new DhError(
+          DEMO_FAILED,
+          `timed out after ${timeoutMs / 1000} s waiting for ${what} in session ${this.#sessionId}; worker log ${this.#logFile}`,
+        );
+      }
+      await sleep(150);
+    }
+  }
+}
+
+/** What the log recorded about the demo's interesting moments. */
+function narrate(events: readonly SessionEvent[]): string {
+  const lines = ['what the log recorded:'];
+  const tool = events.find((e) => e.type === 'tool/result');
+  if (tool?.type === 'tool/result')
+    lines.push(`  seq ${tool.seq}: ${tool.name} ${tool.status} at step ${tool.turn}.${tool.step}`);
+  for (const e of events) {
+    if (e.type === 'user/message' && (e.origin === 'steer' || e.origin === 'inject')) {
+      lines.push(`  seq ${e.seq}: the ${e.origin} entered step ${e.turn}.${e.step}`);
+    }
+    if (e.type === 'assistant/message' && e.interrupted) {
+      lines.push(
+        `  seq ${e.seq}: step ${e.turn}.${e.step}'s partial answer, logged as interrupted (${(e.content ?? '').length} chars)`,
+      );
+    }
+    if (e.type === 'turn/end' && e.reason !== 'completed')
+      lines.push(`  seq ${e.seq}: turn ${e.turn} ended ${e.reason}`);
+  }
+  const crashed = events.filter((e) => e.type === 'request/sent' && e.turn === 5);
+  const answered = events.filter((e) => e.type === 'assistant/message' && e.turn === 5);
+  lines.push(
+    `  turn 5 (the crash): ${crashed.length} request/sent, ${answered.length} answer logged — the retried step reused the logged request`,
+  );
+  return lines.join('\n');
+}
+
+/** The seq right after turn 2 ended: a valid fork boundary. */
+function forkPoint(events: readonly SessionEvent[]): number | null {
+  const end = events.find((e) => e.type === 'turn/end' && e.turn === 2);
+  return end ? end.seq + 1 : null;
+}
+
+function say(line: string): void {
+  process.stdout.write(`${line}\n`);
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new DhError(DEMO_FAILED, `timed out waiting for ${what}`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

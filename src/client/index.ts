@@ -1,0 +1,43 @@
+// The client library for Node services (the package's "." export): a typed SessionClient, the
+// history-mirror check, the session workflow's message definitions with their payload schemas and
+// types, and the live side channel for following a session's streamed output.
+export {
+  SessionClient,
+  SessionClientErrorCode,
+  type MessageOptions,
+  type SessionClientOptions,
+} from './session-client.js';
+export { checkHistoryMirror, type MirrorReport } from './history-mirror.js';
+export {
+  approveUpdate,
+  ApprovePayload,
+  closeSignal,
+  CloseSignalPayload,
+  followupSignal,
+  injectSignal,
+  interruptSignal,
+  InterruptSignalPayload,
+  MAX_MESSAGE_CHARS,
+  MessageSignalPayload,
+  SendUpdatePayload,
+  sendUpdate,
+  SessionId,
+  sessionWorkflowId,
+  stateQuery,
+  steerSignal,
+  type SendReceipt,
+  type SessionStateView,
+  type SessionStatus,
+} from '../shared/session-messages.js';
+export {
+  DEFAULT_LIMITS,
+  type SessionLimits,
+  type SessionWorkflowInput,
+  type SessionWorkflowResult,
+} from '../shared/session-workflow-input.js';
+export { DhError, type InboxTarget, type SessionEvent, type TurnEndReason, type UserContent } from '../core/index.js';
+export { openSessionStore } from '../stores/open-session-store.js';
+export type { SessionStore, SessionSummary } from '../stores/session-store.js';
+export type { DeltaChannel, LiveDelta, LiveDeltaDraft, LiveDeltaKind } from '../streaming/delta-channel.js';
+export { openDeltaChannel } from '../streaming/open-delta-channel.js';
+export { SessionFollower, type FollowOp } from '../streaming/session-follower.js';

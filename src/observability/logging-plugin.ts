@@ -1,0 +1,46 @@
+// A read-only plugin that writes the worker's structured log lines keyed by session, turn and step:
+// each claimed batch, model request and tool call as it passes. It never changes a decision.
+import type { Plugin } from '../plugins/plugin.js';
+import type { Logger } from './logger.js';
+
+export function loggingPlugin(logger: Logger): Plugin {
+  return {
+    name: 'structured-log',
+    preStep(batch, context) {
+      if (batch.length > 0) {
+        logger.info('messages claimed', {
+          sessionId: context.sessionId,
+          turn: context.turn,
+          step: context.step,
+          count: batch.length,
+          origins: [...new Set(batch.map((m) => m.origin))].join(','),
+        });
+      }
+      return undefined;
+    },
+    onRequest(request, context) {
+      logger.info('model request', {
+        sessionId: context.sessionId,
+        turn: context.turn,
+        step: context.step,
+        model: request.config.model,
+        messages: request.messages.length,
+        tools: request.tools.length,
+      });
+    },
+    toolBefore(call, context) {
+      logger.info('tool call', {
+        sessionId: context.sessionId,
+        turn: context.turn,
+        step: context.step,
+        callId: call.callId,
+        tool: call.name,
+      });
+      return undefined;
+    },
+    afterTools(context) {
+      logger.debug('tools done', { sessionId: context.sessionId, turn: context.turn, step: context.step });
+      return [];
+    },
+  };
+}

@@ -1,0 +1,78 @@
+// The live side channel for streamed model output: token deltas go here, never into Temporal history
+// or the session log. Rows are keyed by session, step and activity attempt; ids only grow.
+
+/** What a streamed delta carries. `tool-call` deltas carry an argument fragment in `text`. */
+export type LiveDeltaKind = 'text' | 'reasoning' | 'tool-call';
+
+/** A delta as the model activity publishes it (consecutive fragments may be coalesced). */
+export interface LiveDeltaDraft {
+  readonly sessionId: string;
+  readonly turn: number;
+  readonly step: number;
+  /**
+   * The model activity's attempt (1, 2, ...). A viewer that sees a higher attempt for a step discards
+   * what an earlier attempt streamed: that attempt's partial output is stale.
+   */
+  readonly attempt: number;
+  readonly kind: LiveDeltaKind;
+  readonly text: string;
+  /** Tool-call deltas: the call's index in the answer, and its id and name once the stream has named them. */
+  readonly index?: number;
+  readonly callId?: string;
+  readonly name?: string;
+  /** Epoch milliseconds of publication. */
+  readonly at: number;
+}
+
+export interface LiveDelta extends LiveDeltaDraft {
+  /** Channel-wide, strictly increasing: the subscriber's cursor. */
+  readonly id: number;
+}
+
+export interface DeltaChannel {
+  /** Buffers a delta; buffered deltas are written within a few tens of milliseconds (never throws). */
+  publish(delta: LiveDeltaDraft): void;
+  /** Writes what is buffered now. */
+  flush(): Promise<void>;
+  /** The session's deltas with `id > afterId`, in id order. */
+  read(sessionId: string, afterId: number, limit?: number): Promise<LiveDelta[]>;
+  /** Resolves when the session may have new deltas, or after `timeoutMs` (whichever is first). */
+  wait(sessionId: string, timeoutMs: number): Promise<void>;
+  /** Deletes the session's deltas of steps before (turn, step): their answers are in the log. */
+  pruneBefore(sessionId: string, turn: number, step: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+/** Flush interval of the publishing side: short enough to look live, long enough to batch fragments. */
+export const PUBLISH_INTERVAL_MS = 25;
+/** Deltas older than this are dropped whatever their step (a session idle for a day has its answer logged). */
+export const DELTA_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+/** Safety cap: a session keeps at most this many delta rows (oldest go first). */
+export const MAX_DELTAS_PER_SESSION = 5_000;
+
+/**
+ * Merges consecutive drafts of the same session, step, attempt, kind and tool call into one, so a
+ * flush writes one row per run of fragments instead of one per token.
+ */
+export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
+  const out: LiveDeltaDraft[] = [];
+  for (const d of drafts) {
+    const last = out.at(-1);
+    if (
+      last !== undefined &&
+      last.sessionId === d.sessionId &&
+      last.turn === d.turn &&
+      last.step === d.step &&
+      last.attempt === d.attempt &&
+      last.kind === d.kind &&
+      last.index === d.index &&
+      (d.callId === undefined || d.callId === last.callId) &&
+      (d.name === undefined || d.name === last.name)
+    ) {
+      out[out.length - 1] = { ...last, text: last.text + d.text, at: d.at };
+    } else {
+      out.push(d);
+    }
+  }
+  return out;
+}

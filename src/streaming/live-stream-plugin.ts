@@ -1,0 +1,43 @@
+// The plugin that publishes a model step's streamed deltas to the side channel, tagged with the
+// activity attempt so viewers drop a retried attempt's stale output; it prunes a session's deltas of
+// earlier steps when the next request is built (their answers are in the log by then).
+import { Context } from '@temporalio/activity';
+import type { Plugin } from '../plugins/plugin.js';
+import type { DeltaChannel } from './delta-channel.js';
+
+export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (message: string) => void } = {}): Plugin {
+  const warn = options.warn ?? (() => undefined);
+  return {
+    name: 'live-stream',
+    onRequest(_request, context) {
+      channel.pruneBefore(context.sessionId, context.turn, context.step).catch((error: unknown) => {
+        warn(`live-stream: pruning failed: ${error instanceof Error ? error.message : String(error)}`);
+      });
+    },
+    onStreamDelta(delta, context) {
+      const attempt = currentAttempt();
+      const base = { sessionId: context.sessionId, turn: context.turn, step: context.step, attempt, at: Date.now() };
+      if (delta.type === 'tool-call') {
+        channel.publish({
+          ...base,
+          kind: 'tool-call',
+          text: delta.arguments,
+          index: delta.index,
+          ...(delta.id !== undefined ? { callId: delta.id } : {}),
+          ...(delta.name !== undefined ? { name: delta.name } : {}),
+        });
+      } else {
+        channel.publish({ ...base, kind: delta.type, text: delta.text });
+      }
+    },
+  };
+}
+
+/** The model activity's attempt (1 outside an activity, e.g. in a unit test). */
+function currentAttempt(): number {
+  try {
+    return Context.current().info.attempt;
+  } catch {
+    return 1;
+  }
+}

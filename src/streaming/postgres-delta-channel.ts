@@ -1,0 +1,245 @@
+// The PostgreSQL side channel: deltas in their own table, written in small batches with a NOTIFY per
+// session on commit; subscribers LISTEN and read a session's rows past their cursor when woken.
+import pg from 'pg';
+import {
+  coalesce,
+  DELTA_MAX_AGE_MS,
+  MAX_DELTAS_PER_SESSION,
+  PUBLISH_INTERVAL_MS,
+  type DeltaChannel,
+  type LiveDelta,
+  type LiveDeltaDraft,
+  type LiveDeltaKind,
+} from './delta-channel.js';
+
+/** The NOTIFY channel; the payload is the session id. */
+export const DELTA_NOTIFY_CHANNEL = 'dh_live_deltas';
+const SCHEMA_LOCK_KEY = 0x64685f6c; // "dh_l"
+const AGE_PRUNE_EVERY_MS = 60_000;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS dh_live_deltas (
+  id BIGSERIAL PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  turn INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  text TEXT NOT NULL,
+  tool_index INTEGER,
+  call_id TEXT,
+  name TEXT,
+  at BIGINT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS dh_live_deltas_by_session ON dh_live_deltas (session_id, id);
+`;
+
+interface Row {
+  id: string;
+  session_id: string;
+  turn: number;
+  step: number;
+  attempt: number;
+  kind: string;
+  text: string;
+  tool_index: number | null;
+  call_id: string | null;
+  name: string | null;
+  at: string;
+}
+
+export class PostgresDeltaChannel implements DeltaChannel {
+  readonly #pool: pg.Pool;
+  readonly #url: string;
+  readonly #onError: (error: unknown) => void;
+  #ready: Promise<void> | null = null;
+  #buffer: LiveDeltaDraft[] = [];
+  #timer: NodeJS.Timeout | null = null;
+  #writing: Promise<void> = Promise.resolve();
+  #lastAgePrune = 0;
+  #listener: Promise<pg.Client | null> | null = null;
+  readonly #waiters = new Map<string, Set<() => void>>();
+  #closed = false;
+
+  constructor(url: string, options: { onError?: (error: unknown) => void } = {}) {
+    this.#url = url;
+    this.#onError = options.onError ?? (() => undefined);
+    this.#pool = new pg.Pool({ connectionString: url, max: 4, allowExitOnIdle: true });
+    this.#pool.on('error', () => {});
+  }
+
+  publish(delta: LiveDeltaDraft): void {
+    if (this.#closed) return;
+    this.#buffer.push(delta);
+    if (this.#timer === null) {
+      this.#timer = setTimeout(() => {
+        this.#timer = null;
+        void this.#enqueueWrite();
+      }, PUBLISH_INTERVAL_MS);
+      this.#timer.unref();
+    }
+  }
+
+  flush(): Promise<void> {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    return this.#enqueueWrite();
+  }
+
+  async read(sessionId: string, afterId: number, limit = 10_000): Promise<LiveDelta[]> {
+    await this.#schema();
+    const result = await this.#pool.query<Row>(
+      'SELECT * FROM dh_live_deltas WHERE session_id = $1 AND id > $2 ORDER BY id LIMIT $3',
+      [sessionId, afterId, limit],
+    );
+    return result.rows.map(toDelta);
+  }
+
+  async wait(sessionId: string, timeoutMs: number): Promise<void> {
+    const listener = await this.#listen();
+    if (listener === null) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(timeoutMs, 250)));
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const waiters = this.#waiters.get(sessionId) ?? new Set<() => void>();
+      this.#waiters.set(sessionId, waiters);
+      const done = () => {
+        clearTimeout(timer);
+        waiters.delete(done);
+        if (waiters.size === 0) this.#waiters.delete(sessionId);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      waiters.add(done);
+    });
+  }
+
+  async pruneBefore(sessionId: string, turn: number, step: number): Promise<number> {
+    await this.#schema();
+    const result = await this.#pool.query(
+      'DELETE FROM dh_live_deltas WHERE session_id = $1 AND (turn < $2 OR (turn = $2 AND step < $3))',
+      [sessionId, turn, step],
+    );
+    return result.rowCount ?? 0;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    await this.flush();
+    this.#closed = true;
+    for (const waiters of this.#waiters.values()) for (const wake of [...waiters]) wake();
+    const listener = this.#listener ? await this.#listener : null;
+    await listener?.end().catch(() => undefined);
+    await this.#pool.end().catch(() => undefined);
+  }
+
+  #schema(): Promise<void> {
+    this.#ready ??= (async () => {
+      const client = await this.#pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [SCHEMA_LOCK_KEY]);
+        await client.query(SCHEMA);
+        await client.query('COMMIT');
+      } catch (error) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      } finally {
+        client.release();
+      }
+    })().catch((error: unknown) => {
+      this.#ready = null;
+      throw error;
+    });
+    return this.#ready;
+  }
+
+  /** Writes run one after another, so a session's rows get ids in publication order. */
+  #enqueueWrite(): Promise<void> {
+    const batch = coalesce(this.#buffer);
+    this.#buffer = [];
+    if (batch.length === 0) return this.#writing;
+    this.#writing = this.#writing.then(() => this.#write(batch)).catch((error: unknown) => this.#onError(error));
+    return this.#writing;
+  }
+
+  async #write(batch: readonly LiveDeltaDraft[]): Promise<void> {
+    await this.#schema();
+    const values: unknown[] = [];
+    const tuples = batch.map((d, i) => {
+      values.push(d.sessionId, d.turn, d.step, d.attempt, d.kind, d.text, d.index ?? null, d.callId ?? null);
+      values.push(d.name ?? null, d.at);
+      const b = i * 10;
+      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9}, $${b + 10})`;
+    });
+    const sessions = [...new Set(batch.map((d) => d.sessionId))];
+    const now = Date.now();
+    const pruneAge = now - this.#lastAgePrune > AGE_PRUNE_EVERY_MS;
+    const client = await this.#pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(
+        `INSERT INTO dh_live_deltas (session_id, turn, step, attempt, kind, text, tool_index, call_id, name, at)
+         VALUES ${tuples.join(', ')}`,
+        values,
+      );
+      for (const sessionId of sessions) {
+        await client.query(
+          `DELETE FROM dh_live_deltas WHERE session_id = $1 AND id <=
+             (SELECT id FROM dh_live_deltas WHERE session_id = $1 ORDER BY id DESC LIMIT 1 OFFSET $2)`,
+          [sessionId, MAX_DELTAS_PER_SESSION],
+        );
+        await client.query('SELECT pg_notify($1, $2)', [DELTA_NOTIFY_CHANNEL, sessionId]);
+      }
+      if (pruneAge) await client.query('DELETE FROM dh_live_deltas WHERE at < $1', [now - DELTA_MAX_AGE_MS]);
+      await client.query('COMMIT');
+      if (pruneAge) this.#lastAgePrune = now;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** One dedicated connection LISTENs for the whole channel; null when it cannot (then waits are plain sleeps). */
+  #listen(): Promise<pg.Client | null> {
+    this.#listener ??= (async () => {
+      await this.#schema();
+      const client = new pg.Client({ connectionString: this.#url });
+      client.on('error', () => {
+        this.#listener = null;
+      });
+      client.on('notification', (message) => {
+        if (message.channel !== DELTA_NOTIFY_CHANNEL || message.payload === undefined) return;
+        for (const wake of [...(this.#waiters.get(message.payload) ?? [])]) wake();
+      });
+      await client.connect();
+      await client.query(`LISTEN ${DELTA_NOTIFY_CHANNEL}`);
+      return client;
+    })().catch((error: unknown) => {
+      this.#onError(error);
+      return null;
+    });
+    return this.#listener;
+  }
+}
+
+function toDelta(row: Row): LiveDelta {
+  return {
+    id: Number(row.id),
+    sessionId: row.session_id,
+    turn: row.turn,
+    step: row.step,
+    attempt: row.attempt,
+    kind: row.kind as LiveDeltaKind,
+    text: row.text,
+    ...(row.tool_index !== null ? { index: row.tool_index } : {}),
+    ...(row.call_id !== null ? { callId: row.call_id } : {}),
+    ...(row.name !== null ? { name: row.name } : {}),
+    at: Number(row.at),
+  };
+}

@@ -1,0 +1,146 @@
+// Follows one session for a viewer: catches up from the log, then merges the live deltas of the step
+// being streamed with the logged events as they land. The log is authoritative: when a step's answer is
+// logged, the viewer gets only what it has not shown yet (or the whole answer, if a retried attempt's
+// output was shown); deltas of logged steps and of superseded attempts are dropped.
+import type { EventOf, SessionEvent } from '../core/index.js';
+import type { SessionStore } from '../stores/session-store.js';
+import type { DeltaChannel } from './delta-channel.js';
+
+export type FollowOp =
+  /** A logged event (assistant messages come as `answer`). */
+  | { readonly type: 'event'; readonly event: SessionEvent }
+  /**
+   * A logged assistant message. `rest` is the part of its content the viewer has not been shown live;
+   * `replaced` means what was shown live is not a prefix of it (show the whole content again).
+   */
+  | {
+      readonly type: 'answer';
+      readonly event: EventOf<'assistant/message'>;
+      readonly rest: string;
+      readonly replaced: boolean;
+      /** Some of it was shown live. */
+      readonly streamed: boolean;
+    }
+  /** Live answer text of a step not logged yet. */
+  | { readonly type: 'text'; readonly turn: number; readonly step: number; readonly text: string }
+  | { readonly type: 'reasoning'; readonly turn: number; readonly step: number; readonly text: string }
+  | { readonly type: 'tool-delta'; readonly turn: number; readonly step: number; readonly name: string | null }
+  /** A retried attempt started streaming: what was shown live for this step is void. */
+  | { readonly type: 'retry'; readonly turn: number; readonly step: number; readonly attempt: number };
+
+export interface SessionFollowerOptions {
+  /** Emit events from this seq on (default 0); earlier ones only inform which steps are logged. */
+  readonly fromSeq?: number;
+}
+
+interface StepView {
+  attempt: number;
+  shown: string;
+  toolNames: Map<number, string>;
+}
+
+export class SessionFollower {
+  readonly #store: SessionStore;
+  readonly #channel: DeltaChannel;
+  readonly #sessionId: string;
+  readonly #fromSeq: number;
+  #nextSeq = 0;
+  #deltaCursor = 0;
+  /** The last (turn, step) whose answer is logged. */
+  #logged: { turn: number; step: number } = { turn: 0, step: 0 };
+  readonly #steps = new Map<string, StepView>();
+
+  constructor(store: SessionStore, channel: DeltaChannel, sessionId: string, options: SessionFollowerOptions = {}) {
+    this.#store = store;
+    this.#channel = channel;
+    this.#sessionId = sessionId;
+    this.#fromSeq = options.fromSeq ?? 0;
+  }
+
+  get sessionId(): string {
+    return this.#sessionId;
+  }
+
+  /** The next seq the follower will read from the log. */
+  get head(): number {
+    return this.#nextSeq;
+  }
+
+  /**
+   * One round. Deltas are read before the log, so every event that precedes a delta causally (the
+   * step's start, the previous step's tool results) is in the same round's log read.
+   */
+  async poll(): Promise<FollowOp[]> {
+    const deltas = await this.#channel.read(this.#sessionId, this.#deltaCursor);
+    const events = await this.#readLog();
+    const ops: FollowOp[] = [];
+    for (const event of events) {
+      this.#nextSeq = event.seq + 1;
+      if (event.type === 'assistant/message') {
+        const key = stepKey(event.turn, event.step);
+        const view = this.#steps.get(key);
+        this.#steps.delete(key);
+        this.#logged = { turn: event.turn, step: event.step };
+        if (event.seq < this.#fromSeq) continue;
+        const content = event.content ?? '';
+        const shown = view?.shown ?? '';
+        const prefix = content.startsWith(shown);
+        ops.push({
+          type: 'answer',
+          event,
+          rest: prefix ? content.slice(shown.length) : content,
+          replaced: !prefix,
+          streamed: shown.length > 0,
+        });
+      } else if (event.seq >= this.#fromSeq) {
+        ops.push({ type: 'event', event });
+      }
+    }
+    for (const delta of deltas) {
+      this.#deltaCursor = delta.id;
+      if (!after(delta, this.#logged)) continue;
+      const key = stepKey(delta.turn, delta.step);
+      let view = this.#steps.get(key);
+      if (view !== undefined && delta.attempt < view.attempt) continue;
+      if (view === undefined || delta.attempt > view.attempt) {
+        if (view !== undefined) ops.push({ type: 'retry', turn: delta.turn, step: delta.step, attempt: delta.attempt });
+        view = { attempt: delta.attempt, shown: '', toolNames: new Map() };
+        this.#steps.set(key, view);
+      }
+      if (delta.kind === 'text') {
+        view.shown += delta.text;
+        ops.push({ type: 'text', turn: delta.turn, step: delta.step, text: delta.text });
+      } else if (delta.kind === 'reasoning') {
+        ops.push({ type: 'reasoning', turn: delta.turn, step: delta.step, text: delta.text });
+      } else {
+        const index = delta.index ?? 0;
+        if (delta.name !== undefined) view.toolNames.set(index, delta.name);
+        ops.push({ type: 'tool-delta', turn: delta.turn, step: delta.step, name: view.toolNames.get(index) ?? null });
+      }
+    }
+    return ops;
+  }
+
+  /** Waits for new deltas (or the timeout); the log is read on the next poll either way. */
+  wait(timeoutMs: number): Promise<void> {
+    return this.#channel.wait(this.#sessionId, timeoutMs);
+  }
+
+  async #readLog(): Promise<SessionEvent[]> {
+    try {
+      return await this.#store.read(this.#sessionId, this.#nextSeq);
+    } catch (error) {
+      // The workflow has not created the session's log yet.
+      if ((error as { code?: unknown }).code === 'SESSION_NOT_FOUND') return [];
+      throw error;
+    }
+  }
+}
+
+function stepKey(turn: number, step: number): string {
+  return `${turn}.${step}`;
+}
+
+function after(delta: { turn: number; step: number }, logged: { turn: number; step: number }): boolean {
+  return delta.turn > logged.turn || (delta.turn === logged.turn && delta.step > logged.step);
+}

@@ -1,0 +1,92 @@
+// The audit of sessions run by the real workflow (scripted provider, SQLite, Temporal): digests
+// re-derive, the history mirrors the log, and the cache simulation predicts what the provider reported.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { auditSession } from '../../src/audit/audit-session.js';
+import { followupSignal } from '../../src/shared/session-messages.js';
+import { echoTool } from '../helpers/test-tools.js';
+import { startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
+import { tamperToolResult } from './audited-log.js';
+
+const LONG = 'Background: '.concat('the quick brown fox jumps over the lazy dog. '.repeat(40));
+
+describe('auditSession over a workflow-run session', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({
+      script: {
+        mode: 'match',
+        replies: [
+          {
+            match: { lastUserContains: 'echo' },
+            text: 'Echoing.',
+            toolCalls: [{ id: 'call_1', name: 'echo', arguments: '{"text":"hi"}' }],
+          },
+          { match: { lastUserContains: 'echo' }, text: 'The echo said hi.' },
+          {
+            match: { lastUserContains: 'tamper' },
+            text: 'Echoing again.',
+            toolCalls: [{ id: 'call_2', name: 'echo', arguments: '{"text":"original"}' }],
+          },
+          { match: { lastUserContains: 'tamper' }, text: 'The echo said original.' },
+          { match: { lastUserContains: 'Background' }, text: 'Noted the background.' },
+          { match: { lastUserContains: 'more' }, text: 'More, as asked.', repeat: 3 },
+        ],
+      },
+      tools: [echoTool],
+    });
+  });
+  afterAll(async () => h?.stop());
+
+  it('is clean, mirrors the history, and expects exactly the cache reads the provider reported', async () => {
+    const handle = await h.start('audited');
+    await handle.signal(followupSignal, { content: LONG });
+    await waitForTurnEnd(h.store, 'audited', 1);
+    await handle.signal(followupSignal, { content: 'please echo hi' });
+    await waitForTurnEnd(h.store, 'audited', 2);
+    await handle.signal(followupSignal, { content: 'one more' });
+    await waitForTurnEnd(h.store, 'audited', 3);
+
+    const report = await auditSession({ store: h.store, sessionId: 'audited', profile: h.profile, client: h.client });
+    expect(report.failures).toEqual([]);
+    expect(report.ok).toBe(true);
+    expect(report.rows.map((r) => r.id)).toEqual(['1.1', '2.1', '2.2', '3.1']);
+    expect(report.rows.every((r) => r.profileSource === 'given')).toBe(true);
+    expect(report.summary.mirror).toMatchObject({ status: 'ok', report: { ok: true } });
+    expect(report.summary.prefix).toMatchObject({ ratio: 1, broken: [] });
+    // The scripted provider runs the same simulator over the same bodies: predictions are exact.
+    expect(report.rows.map((r) => r.expectedCacheRead)).toEqual(report.rows.map((r) => r.reportedCacheRead));
+    expect(report.summary.cache.differing).toEqual([]);
+    expect(report.summary.cache.reported).toBeGreaterThan(0);
+
+    // Offline, without the worker's profile: a generic profile from the header derives the same bodies.
+    const offline = await auditSession({ store: h.store, sessionId: 'audited' });
+    expect(offline.ok).toBe(true);
+    expect(offline.rows.every((r) => r.profileSource === 'generic' && r.digestOk)).toBe(true);
+    expect(offline.summary.mirror).toBeNull();
+  });
+
+  it('fails on a tampered row: in the re-derivation and in the history mirror', async () => {
+    const handle = await h.start('audited-tampered');
+    await handle.signal(followupSignal, { content: 'tamper with this' });
+    await waitForTurnEnd(h.store, 'audited-tampered', 1);
+    tamperToolResult(h.storePath, 'audited-tampered', true);
+    const report = await auditSession({ store: h.store, sessionId: 'audited-tampered', client: h.client });
+    expect(report.ok).toBe(false);
+    expect(report.summary.digests.mismatched).toEqual(['1.2']);
+    // The receipt in the history carries the original event digest: the mirror disagrees too.
+    expect(report.summary.mirror).toMatchObject({ status: 'mismatch' });
+  });
+
+  it('reports a session with no workflow as not mirrored, without failing', async () => {
+    const events = await h.store.read('audited');
+    await h.store.create('audited-copy', { createdAt: 1 });
+    await h.store.append(
+      'audited-copy',
+      0,
+      events.map((e) => (e.type === 'session/start' ? { ...e, sessionId: 'audited-copy' } : e)),
+    );
+    const report = await auditSession({ store: h.store, sessionId: 'audited-copy', client: h.client });
+    expect(report.ok).toBe(true);
+    expect(report.summary.mirror).toMatchObject({ status: 'no-workflow' });
+  });
+});

@@ -1,0 +1,236 @@
+// The live `dh` commands as a user runs them: child processes against the run's Temporal server, a
+// `dh worker` child on a scripted provider, and a store under a temp DH_HOME. Streaming, attach from a
+// second process, steer / inject / approve from other processes, interrupt, ls, and the error paths.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
+import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
+import {
+  cleanEnv,
+  dh,
+  sessionIdOf,
+  show,
+  spawnDh,
+  startDhWorker,
+  testStackEnv,
+  TEST_MODEL,
+  type DhProcess,
+  type TestStackEnv,
+} from './live-harness.js';
+
+const STREAMED = 'The quick brown fox jumps over the lazy dog, one chunk at a time.';
+const ATTACHED = 'Attached answer: forty-two, streamed slowly so a second viewer can join.';
+const SLOW = 'Counting slowly: one two three four five six seven eight nine ten eleven twelve thirteen fourteen.';
+
+describe('dh run / attach / steer / inject / approve / interrupt / ls on a live stack', () => {
+  let provider: ScriptedProvider;
+  let stack: TestStackEnv;
+  let worker: DhProcess;
+  const sessions: string[] = [];
+
+  beforeAll(async () => {
+    provider = await startScriptedProvider({
+      script: {
+        models: [TEST_MODEL],
+        mode: 'match',
+        replies: [
+          { match: { lastUserContains: 'stream-task' }, text: STREAMED, chunkSize: 4, chunkDelayMs: 60 },
+          { match: { lastUserContains: 'attach-task' }, text: ATTACHED, chunkSize: 4, chunkDelayMs: 150 },
+          {
+            match: { lastUserContains: 'approve-task' },
+            text: 'I will write the note.',
+            toolCalls: [{ id: 'w1', name: 'write_file', arguments: { path: 'note.txt', content: 'hello' } }],
+          },
+          { match: { lastUserContains: 'LATE' }, text: 'Steered and done.' },
+          { match: { lastUserContains: 'interrupt-task' }, text: SLOW, chunkSize: 2, chunkDelayMs: 300 },
+          { match: { lastUserContains: 'ctrl-c-task' }, text: SLOW, chunkSize: 2, chunkDelayMs: 300 },
+        ],
+      },
+    });
+    stack = testStackEnv(provider.url, { DH_APPROVAL_ASK: 'write_file' });
+    worker = await startDhWorker(stack.env);
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    await provider?.close();
+    stack?.cleanup();
+  });
+
+  it('run streams the answer to stdout as it arrives and exits 0 when the turn completes', async () => {
+    const r = await spawnDh(['run', 'stream-task: say the sentence'], stack.env).result;
+    expect(r.code, show(r)).toBe(0);
+    expect(r.stdout).toBe(`${STREAMED}\n`);
+    // Live, not read back at the end: several chunks, the first well before the process ended.
+    expect(r.stdoutTimes.length, show(r)).toBeGreaterThanOrEqual(3);
+    expect(r.ms - (r.stdoutTimes[0] ?? r.ms), show(r)).toBeGreaterThan(300);
+    const [, sessionId] = /dh: session (\S+) \(watch it elsewhere: dh attach \1\)/.exec(r.stderr) ?? [];
+    expect(sessionId, show(r)).toBeDefined();
+    sessions.push(sessionId as string);
+  });
+
+  it('attach from a second process follows the same turn to the same final answer', async () => {
+    const run = spawnDh(['run', 'attach-task: answer slowly'], stack.env);
+    const sessionId = await sessionIdOf(run);
+    sessions.push(sessionId);
+    const attach = spawnDh(['attach', sessionId], stack.env);
+    const [ran, attached] = await Promise.all([run.result, attach.result]);
+    expect(ran.code, show(ran)).toBe(0);
+    expect(attached.code, show(attached)).toBe(0);
+    expect(ran.stdout).toBe(`${ATTACHED}\n`);
+    expect(attached.stdout).toBe(`${ATTACHED}\n`);
+    // A late viewer catches up from the log: attach again after the turn ended.
+    const again = await dh(['attach', sessionId, '--json'], stack.env);
+    expect(again.code, show(again)).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({
+      sessionId,
+      outcome: 'idle',
+      reason: 'completed',
+      answer: ATTACHED,
+    });
+  });
+
+  it('inject, steer and approve from other processes land in the running turn', async () => {
+    const run = spawnDh(['run', 'approve-task: write a note'], stack.env);
+    const sessionId = await sessionIdOf(run);
+    sessions.push(sessionId);
+    await run.waitFor(/write_file \(w1\) needs approval/);
+
+    // Four other processes at once: a wrong approval is refused; inject, steer and an acknowledged
+    // next-step send queue for step 2.
+    const [injected, steered, sent, wrongCall] = await Promise.all([
+      dh(['inject', sessionId, 'LATE context: the branch is main', '--source', 'git-hook'], stack.env),
+      dh(['steer', sessionId, 'LATE steer: keep it short'], stack.env),
+      dh(
+        ['send', sessionId, 'LATE send: also note the time', '--target', 'next-step', '--no-wakeup', '--json'],
+        stack.env,
+      ),
+      dh(['approve', sessionId, 'no-such-call'], stack.env),
+    ]);
+    expect(injected.code, show(injected)).toBe(0);
+    expect(injected.stdout).toMatch(/^injected cli-/);
+    expect(steered.code, show(steered)).toBe(0);
+    expect(sent.code, show(sent)).toBe(0);
+    expect(JSON.parse(sent.stdout)).toMatchObject({ target: 'next-step', duplicate: false, downgraded: false });
+    expect(wrongCall.code, show(wrongCall)).toBe(1);
+    expect(wrongCall.stderr).toMatch(/^dh: no tool call "no-such-call" is waiting for approval\n$/);
+    const approved = await dh(['approve', sessionId, 'w1', '--reason', 'fine', '--json'], stack.env);
+    expect(approved.code, show(approved)).toBe(0);
+    expect(JSON.parse(approved.stdout)).toEqual({ callId: 'w1', decision: 'approve' });
+
+    const r = await run.result;
+    expect(r.code, show(r)).toBe(0);
+    expect(r.stdout).toBe('I will write the note.\nSteered and done.\n');
+    expect(r.stderr).toMatch(/→ write_file \{"path":"note.txt","content":"hello"\}/);
+    expect(r.stderr).toMatch(/✓ approved w1/);
+    expect(r.stderr).toMatch(/← write_file ok/);
+    expect(r.stderr).toMatch(/» inject \(git-hook\): LATE context: the branch is main/);
+    expect(r.stderr).toMatch(/» steer \(cli\): LATE steer: keep it short/);
+
+    // The model saw both at step 2, and the log says who sent what.
+    const step2 = provider.requests().findLast((q) => q.body.includes('approve-task'));
+    const seen = JSON.stringify((JSON.parse(step2?.body ?? '{}') as { messages?: unknown }).messages);
+    expect(seen).toContain('LATE context: the branch is main');
+    expect(seen).toContain('LATE steer: keep it short');
+    expect(seen).toContain('LATE send: also note the time');
+    const store = SqliteSessionStore.open(join(stack.home, 'sessions.db'));
+    try {
+      const users = (await store.read(sessionId)).flatMap((e) => (e.type === 'user/message' ? [e.origin] : []));
+      expect(users[0]).toBe('followup');
+      // A next-step send without a wake is an inject by another name.
+      expect(users.slice(1).sort()).toEqual(['inject', 'inject', 'steer']);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('interrupt from another process ends the turn aborted: run exits 3', async () => {
+    const run = spawnDh(['run', 'interrupt-task: count slowly'], stack.env);
+    const sessionId = await sessionIdOf(run);
+    sessions.push(sessionId);
+    await run.waitFor(/Counting/);
+    const interrupted = await dh(['interrupt', sessionId, '--reason', 'enough'], stack.env);
+    expect(interrupted.code, show(interrupted)).toBe(0);
+    const r = await run.result;
+    expect(r.code, show(r)).toBe(3);
+    expect(r.stdout.startsWith('Counting')).toBe(true);
+    expect(r.stdout.length).toBeLessThan(SLOW.length);
+    expect(r.stderr).toMatch(/■ turn 1 ended: aborted/);
+  });
+
+  it('Ctrl-C in run interrupts the turn (exit 3); the session stays open', async () => {
+    const run = spawnDh(['run', 'ctrl-c-task: count slowly'], stack.env);
+    sessions.push(await sessionIdOf(run));
+    await run.waitFor(/Counting/);
+    run.kill('SIGINT');
+    const r = await run.result;
+    expect(r.code, show(r)).toBe(3);
+    expect(r.stderr).toMatch(/interrupting the turn/);
+    expect(r.stderr).toMatch(/■ turn 1 ended: aborted/);
+  });
+
+  it('ls lists the sessions with their status from Temporal; close completes one', async () => {
+    const first = sessions[0] as string;
+    const closed = await dh(['close', first, '--reason', 'done with it'], stack.env);
+    expect(closed.code, show(closed)).toBe(0);
+    let rows: { sessionId: string; status: string; head: number }[] = [];
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const r = await dh(['ls', '--json'], stack.env);
+      expect(r.code, show(r)).toBe(0);
+      rows = JSON.parse(r.stdout) as typeof rows;
+      if (rows.find((row) => row.sessionId === first)?.status === 'closed') break;
+    }
+    expect(rows.map((row) => row.sessionId).sort()).toEqual([...sessions].sort());
+    for (const row of rows) {
+      expect(row.head).toBeGreaterThan(0);
+      expect(row.sessionId === first ? ['closed'] : ['idle', 'running']).toContain(row.status);
+    }
+    const [table, again, status] = await Promise.all([
+      dh(['ls'], stack.env),
+      dh(['run', 'more work', '--session', first], stack.env),
+      dh(['status', '--json'], stack.env),
+    ]);
+    // On an external cluster, `worker` says whether some worker polls the task queue.
+    expect(JSON.parse(status.stdout)).toMatchObject({ temporal: 'external', worker: 'running' });
+    expect(table.code, show(table)).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(/^SESSION\s+STATUS\s+EVENTS\s+CREATED/);
+    expect(again.code, show(again)).toBe(4);
+    expect(again.stderr).toMatch(/^dh: session "\S+" is closed \(completed\); reopen it with `dh resume \S+`\n$/);
+  });
+
+  it('usage errors exit 2; unknown sessions exit 4', async () => {
+    const [noTask, badId, unknown] = await Promise.all([
+      dh(['run'], stack.env),
+      dh(['steer', 'bad/id', 'x'], stack.env),
+      dh(['steer', 'no-such-session', 'hello'], stack.env),
+    ]);
+    expect(noTask.code, show(noTask)).toBe(2);
+    expect(badId.code, show(badId)).toBe(2);
+    expect(badId.stderr).toMatch(/^dh: invalid session id "bad\/id"/);
+    expect(unknown.code, show(unknown)).toBe(4);
+    expect(unknown.stderr).toBe('dh: session "no-such-session" does not exist (or is not running)\n');
+  });
+});
+
+describe('configuration is checked before anything starts', () => {
+  it('a real provider without its key is one line naming the variable and `dh demo` (exit 1)', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const home = mkdtempSync(join(tmpdir(), 'dh-live-nokey-'));
+    try {
+      const env = cleanEnv({ DH_HOME: home, DH_PROVIDER: 'deepseek' });
+      const [worker, run] = await Promise.all([dh(['worker'], env), dh(['run', 'hello'], env)]);
+      for (const r of [worker, run]) {
+        expect(r.code, show(r)).toBe(1);
+        expect(r.stderr).toBe(
+          'dh: no API key for provider "deepseek": set DEEPSEEK_API_KEY (or try `dh demo`, which runs offline)\n',
+        );
+      }
+      // Nothing was started for the embedded stack.
+      expect(existsSync(join(home, 'stack.json'))).toBe(false);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});

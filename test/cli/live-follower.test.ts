@@ -1,0 +1,160 @@
+// The live side channel and the follower that merges it with the log: a retried attempt's stale output
+// is discarded, the logged answer completes (or replaces) what was shown live, a late subscriber
+// catches up from the log, deltas of logged steps are pruned — on SQLite and on PostgreSQL (NOTIFY).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { toEvent, type SessionEvent } from '../../src/core/index.js';
+import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
+import type { DeltaChannel, LiveDeltaDraft } from '../../src/streaming/delta-channel.js';
+import { openDeltaChannel } from '../../src/streaming/open-delta-channel.js';
+import { SessionFollower, type FollowOp } from '../../src/streaming/session-follower.js';
+import {
+  assistantMessage,
+  inboxEnqueue,
+  sessionStart,
+  stepStart,
+  turnStart,
+  userMessage,
+} from '../helpers/event-builders.js';
+
+const delta = (sessionId: string, attempt: number, text: string, step = 1): LiveDeltaDraft => ({
+  sessionId,
+  turn: 1,
+  step,
+  attempt,
+  kind: 'text',
+  text,
+  at: Date.now(),
+});
+
+const summary = (ops: readonly FollowOp[]) =>
+  ops.map((op) =>
+    op.type === 'text'
+      ? `text:${op.text}`
+      : op.type === 'retry'
+        ? `retry:${op.attempt}`
+        : op.type === 'answer'
+          ? `answer:${op.rest}${op.replaced ? ':replaced' : ''}`
+          : op.type === 'event'
+            ? op.event.type
+            : op.type,
+  );
+
+describe('SessionFollower on the SQLite side channel', () => {
+  let dir: string;
+  let store: SqliteSessionStore;
+  let channel: DeltaChannel;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'dh-follower-'));
+    store = SqliteSessionStore.open(join(dir, 'sessions.db'));
+    channel = openDeltaChannel(join(dir, 'sessions.db'));
+  });
+  afterAll(async () => {
+    await channel?.close();
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function openStep(sessionId: string): Promise<void> {
+    await store.create(sessionId, { createdAt: 1 });
+    const events: SessionEvent[] = [
+      sessionStart(sessionId),
+      inboxEnqueue(1, 'm1', 'question'),
+      turnStart(2, 1),
+      toEvent({ type: 'inbox/claim', at: 3, turn: 1, step: 1, messageIds: ['m1'] }, 3),
+      stepStart(4, 1, 1),
+      userMessage(5, 1, 1, 'm1', 'question'),
+    ];
+    await store.append(sessionId, 0, events);
+  }
+
+  it('drops a stale attempt, then completes the live text with the logged answer', async () => {
+    await openStep('retry');
+    const viewer = new SessionFollower(store, channel, 'retry');
+    expect(summary(await viewer.poll())).toEqual([
+      'session/start',
+      'inbox/enqueue',
+      'turn/start',
+      'inbox/claim',
+      'step/start',
+      'user/message',
+    ]);
+
+    channel.publish(delta('retry', 1, 'Hel'));
+    channel.publish(delta('retry', 1, 'lo wrong'));
+    await channel.flush();
+    expect(summary(await viewer.poll())).toEqual(['text:Hello wrong']);
+
+    // The activity was retried: attempt 2 streams again; late output of attempt 1 is ignored.
+    channel.publish(delta('retry', 2, 'Hello '));
+    await channel.flush();
+    channel.publish(delta('retry', 1, ' more stale'));
+    await channel.flush();
+    expect(summary(await viewer.poll())).toEqual(['retry:2', 'text:Hello ']);
+
+    await store.append('retry', 6, [assistantMessage(6, 1, 1, 'Hello world')]);
+    channel.publish(delta('retry', 2, 'world'));
+    await channel.flush();
+    // Logged: only the rest is shown, and deltas of the logged step are dropped.
+    expect(summary(await viewer.poll())).toEqual(['answer:world']);
+
+    // A late subscriber catches up from the log alone.
+    const late = new SessionFollower(store, channel, 'retry', { fromSeq: 6 });
+    expect(summary(await late.poll())).toEqual(['answer:Hello world']);
+  });
+
+  it('shows the whole logged answer again when the live text was not its prefix', async () => {
+    await openStep('replaced');
+    const viewer = new SessionFollower(store, channel, 'replaced', { fromSeq: 6 });
+    channel.publish(delta('replaced', 1, 'Draft that was cut'));
+    await channel.flush();
+    expect(summary(await viewer.poll())).toEqual(['text:Draft that was cut']);
+    // A retry found the answer already logged by the crashed attempt: no deltas, just the log.
+    await store.append('replaced', 6, [assistantMessage(6, 1, 1, 'Final answer')]);
+    expect(summary(await viewer.poll())).toEqual(['answer:Final answer:replaced']);
+  });
+
+  it('prunes the deltas of steps whose answers are logged', async () => {
+    channel.publish(delta('pruned', 1, 'step one', 1));
+    channel.publish(delta('pruned', 1, 'step two', 2));
+    await channel.flush();
+    expect(await channel.pruneBefore('pruned', 1, 2)).toBe(1);
+    expect((await channel.read('pruned', 0)).map((d) => d.text)).toEqual(['step two']);
+  });
+});
+
+describe('the PostgreSQL side channel', () => {
+  let channel: DeltaChannel;
+  let reader: DeltaChannel;
+  beforeAll(() => {
+    channel = openDeltaChannel(inject('postgresUrl'));
+    reader = openDeltaChannel(inject('postgresUrl'));
+  });
+  afterAll(async () => {
+    await channel?.close();
+    await reader?.close();
+  });
+
+  it('wakes a waiting subscriber by NOTIFY and hands it the coalesced deltas past its cursor', async () => {
+    const sessionId = `pg-${process.pid}-${Date.now()}`;
+    await reader.read(sessionId, 0); // creates the table
+    await reader.wait(sessionId, 1); // LISTEN is set up
+    const woke = reader.wait(sessionId, 10_000);
+    const started = Date.now();
+    channel.publish(delta(sessionId, 1, 'Hel'));
+    channel.publish(delta(sessionId, 1, 'lo'));
+    await woke;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const rows = await reader.read(sessionId, 0);
+    expect(rows.map((r) => [r.text, r.attempt, r.turn, r.step])).toEqual([['Hello', 1, 1, 1]]);
+    channel.publish(delta(sessionId, 2, 'again', 2));
+    await channel.flush();
+    const after = await reader.read(sessionId, rows[0]?.id ?? 0);
+    expect(after.map((r) => r.text)).toEqual(['again']);
+    expect(await channel.pruneBefore(sessionId, 1, 2)).toBe(1);
+    expect((await reader.read(sessionId, 0)).map((r) => r.text)).toEqual(['again']);
+  });
+});
