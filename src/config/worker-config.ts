@@ -14,7 +14,10 @@ const Env = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).optional(),
   DH_TASK_QUEUE: z.string().min(1).optional(),
   DH_PROVIDER: z.string().min(1).optional(),
-  DH_BASE_URL: z.url().optional(),
+  // http(s) only: `localhost:8080/v1` parses as a URL (scheme `localhost:`) and would fail only at the first call.
+  DH_BASE_URL: z
+    .url({ protocol: /^https?$/, error: 'an http:// or https:// URL, e.g. http://127.0.0.1:8080/v1' })
+    .optional(),
   DH_MODEL: z.string().min(1).optional(),
   DH_API_KEY_ENV: z
     .string()
@@ -23,7 +26,10 @@ const Env = z.object({
   DH_THINKING: z.enum(['enabled', 'disabled']).optional(),
   DH_SYSTEM_PROMPT: z.string().optional(),
   DH_WORKFLOW_BUNDLE: z.string().min(1).optional(),
-  DH_HOST_ID: z.string().regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, dot, dash, underscore').optional(),
+  DH_HOST_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, dot, dash, underscore')
+    .optional(),
   DH_MODEL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   DH_SHELL_SANDBOX: z.enum(['auto', 'bwrap', 'none']).optional(),
   DH_APPROVAL_ASK: z.string().optional(),

@@ -322,7 +322,9 @@ export function toEvent(draft: EventDraft, seq: number): SessionEvent {
  * Used on append and on load; the error names the session, the seq and the problem.
  */
 export function parseEvent(sessionId: string, raw: unknown, expectedSeq?: number): SessionEvent {
-  const seqHint = seqOf(raw) ?? expectedSeq ?? null;
+  // Where the event stands (its slot) when the caller knows it: a body that claims another seq (a line
+  // copied from elsewhere) must not send the reader to that other, valid, event.
+  const seqHint = expectedSeq ?? seqOf(raw) ?? null;
   const problem = findNonLosslessJson(raw, 'event');
   if (problem) throw new InvalidEventError(sessionId, seqHint, `not lossless JSON: ${problem}`);
   const parsed = SessionEvent.safeParse(raw);

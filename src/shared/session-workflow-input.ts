@@ -47,6 +47,8 @@ export interface SessionCarry {
   readonly continuedRuns: number;
   /** The worker host holding the session's workspace (tool steps run on its task queue). */
   readonly hostTaskQueue?: string;
+  /** An accepted `compact` update not yet acted on (the hand-over must not drop it). */
+  readonly compactRequested?: 'summary' | 'prune';
 }
 
 export interface SessionWorkflowInput {

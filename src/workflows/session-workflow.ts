@@ -30,6 +30,7 @@ import {
   injectSignal,
   interruptSignal,
   MessageSignalPayload,
+  payloadProblem,
   approveUpdate,
   ApprovePayload,
   compactUpdate,
@@ -93,7 +94,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   let hostTaskQueue = carry?.hostTaskQueue;
   let pendingApproval: PendingApproval | null = null;
   const approvals = new Map<string, ApprovalDecisionInput>();
-  let compactRequested: 'summary' | 'prune' | null = null;
+  let compactRequested: 'summary' | 'prune' | null = carry?.compactRequested ?? null;
   let compactions = 0;
   const sessionActivities = sessionProxy();
   const modelActivities = modelProxy();
@@ -144,7 +145,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     (name: string, target: InboxTarget, wakeup: boolean, origin: MessageOrigin) => (raw: unknown) => {
       if (closing) return reject(name, 'the session is closing');
       const parsed = MessageSignalPayload.safeParse(raw);
-      if (!parsed.success) return reject(name, parsed.error.issues[0]?.message ?? 'invalid payload');
+      if (!parsed.success) return reject(name, payloadProblem(parsed.error));
       accept(parsed.data, target, wakeup, origin);
     };
   setHandler(followupSignal, messageSignal('followup', 'next-turn', true, 'followup'));
@@ -175,10 +176,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       validator: (payload) => {
         const parsed = SendUpdatePayload.safeParse(payload);
         if (!parsed.success) {
-          throw ApplicationFailure.nonRetryable(
-            `invalid send: ${parsed.error.issues[0]?.message ?? 'bad payload'}`,
-            'INVALID_PAYLOAD',
-          );
+          throw ApplicationFailure.nonRetryable(`invalid send: ${payloadProblem(parsed.error)}`, 'INVALID_PAYLOAD');
         }
         if (closing) throw ApplicationFailure.nonRetryable(`session "${sessionId}" is closing`, 'SESSION_CLOSED');
         const turnNow = status === 'idle' ? lastTurn : currentTurn;
@@ -207,10 +205,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       validator: (payload) => {
         const parsed = ApprovePayload.safeParse(payload);
         if (!parsed.success) {
-          throw ApplicationFailure.nonRetryable(
-            `invalid approval: ${parsed.error.issues[0]?.message ?? 'bad payload'}`,
-            'INVALID_PAYLOAD',
-          );
+          throw ApplicationFailure.nonRetryable(`invalid approval: ${payloadProblem(parsed.error)}`, 'INVALID_PAYLOAD');
         }
         // One decision per call: a second one (or one for a call nobody asked about) is refused.
         if (pendingApproval?.callId !== parsed.data.callId || approvals.has(parsed.data.callId)) {
@@ -230,8 +225,13 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     },
     {
       validator: (payload) => {
-        if (!CompactPayload.safeParse(payload).success)
-          throw ApplicationFailure.nonRetryable('invalid compact request', 'INVALID_PAYLOAD');
+        const parsed = CompactPayload.safeParse(payload);
+        if (!parsed.success) {
+          throw ApplicationFailure.nonRetryable(
+            `invalid compact request: ${payloadProblem(parsed.error)}`,
+            'INVALID_PAYLOAD',
+          );
+        }
         if (closing) throw ApplicationFailure.nonRetryable(`session "${sessionId}" is closing`, 'SESSION_CLOSED');
       },
     },
@@ -535,6 +535,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         rejectedSignals,
         continuedRuns: (carry?.continuedRuns ?? 0) + 1,
         ...(hostTaskQueue !== undefined ? { hostTaskQueue } : {}),
+        ...(compactRequested !== null ? { compactRequested } : {}),
       };
       return await continueAsNew<typeof agentSession>({
         sessionId,

@@ -26,7 +26,9 @@ async function storedSession() {
     { kind: 'step', toolCalls: 0, text: '', changeHeader: false, skipLastTool: false },
   ]);
   // Leave the last step open and pending, as the loop is right before sending.
-  const events = driver.session.events.filter((e, i, all) => !(i >= all.length - 2 && (e.type === 'assistant/message' || e.type === 'step/end')));
+  const events = driver.session.events.filter(
+    (e, i, all) => !(i >= all.length - 2 && (e.type === 'assistant/message' || e.type === 'step/end')),
+  );
   await store.create('s-gate-store', { createdAt: 1 });
   await store.append('s-gate-store', 0, events);
   const { Session } = await import('../../src/core/index.js');
@@ -44,7 +46,10 @@ describe('verifyOutboundRequest', () => {
   /** Rewrites the first tool result's output behind the store's back; optionally fixes its digest column. */
   function tamper(path: string, fixDigest: boolean): number {
     const raw = new Database(path);
-    const row = raw.prepare("SELECT seq, body FROM events WHERE type = 'tool/result' LIMIT 1").get() as { seq: number; body: string };
+    const row = raw.prepare("SELECT seq, body FROM events WHERE type = 'tool/result' LIMIT 1").get() as {
+      seq: number;
+      body: string;
+    };
     const edited = { ...(JSON.parse(row.body) as Record<string, unknown>), output: 'tampered output' } as SessionEvent;
     raw.prepare('UPDATE events SET body = ? WHERE seq = ?').run(JSON.stringify(edited), row.seq);
     if (fixDigest) raw.prepare('UPDATE events SET digest = ? WHERE seq = ?').run(eventDigest(edited), row.seq);

@@ -7,7 +7,11 @@ import type { SessionEvent } from '../../src/core/index.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import { closeSignal, followupSignal, sessionWorkflowId, stateQuery } from '../../src/shared/session-messages.js';
 import { resolveTemporalCli } from '../../src/local-stack/temporal-cli.js';
-import { SESSION_STATUS_ATTRIBUTE, SESSION_TOKENS_ATTRIBUTE, SESSION_TURNS_ATTRIBUTE } from '../../src/shared/search-attributes.js';
+import {
+  SESSION_STATUS_ATTRIBUTE,
+  SESSION_TOKENS_ATTRIBUTE,
+  SESSION_TURNS_ATTRIBUTE,
+} from '../../src/shared/search-attributes.js';
 import { startDevServer, type DevServer } from '../../src/local-stack/dev-server.js';
 import { echoTool } from '../helpers/test-tools.js';
 import { expectProviderSawTheLog, startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
