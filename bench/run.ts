@@ -6,11 +6,23 @@ import type { BenchSection } from './measure.js';
 import { logCoreBench } from './log-core.bench.js';
 import { storeAppendBench } from './store-append.bench.js';
 import { longSessionBench } from './long-session.bench.js';
+import { overheadBench } from './overhead.bench.js';
+import { throughputBench } from './throughput.bench.js';
+import { idleBench } from './idle.bench.js';
+import { costBench } from './cost.bench.js';
+import { cacheBench } from './cache.bench.js';
+import { historyBench } from './history.bench.js';
 
 const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   append: storeAppendBench,
   core: logCoreBench,
   long: () => longSessionBench(),
+  overhead: () => overheadBench(),
+  throughput: () => throughputBench(),
+  idle: () => idleBench(),
+  cost: () => costBench(),
+  cache: () => cacheBench(),
+  history: () => historyBench(),
 };
 
 const onlyIndex = process.argv.indexOf('--only');
