@@ -13,6 +13,13 @@ export const FAILPOINTS = [
   'tool-after-append',
   /** Inside a compaction's summary stream (compact/start logged, no summary yet). */
   'compaction-summarizing',
+  /**
+   * Around a continue-as-new: a delay after a `turn/end` was appended (see `failpointAfter`), on a server
+   * that suggests continue-as-new at every turn boundary, so the kill lands while the workflow task that
+   * hands over to the next run is in flight. The workflow sandbox has no failpoints of its own: the test
+   * worker (test/helpers/worker-process.ts) arms this one in its store, after the append returns.
+   */
+  'continue-as-new',
 ] as const;
 export type Failpoint = (typeof FAILPOINTS)[number];
 
@@ -28,4 +35,13 @@ export function failpoint(name: Failpoint): void {
   const log = process.env.DH_FAILPOINT_LOG;
   if (log) appendFileSync(log, `${name} ${process.pid} ${Date.now()}\n`);
   process.kill(process.pid, 'SIGKILL');
+}
+
+const scheduled = new Set<Failpoint>();
+
+/** Like `failpoint`, `delayMs` later (the code that reached it carries on meanwhile); once per process. */
+export function failpointAfter(name: Failpoint, delayMs: number): void {
+  if (!armed.has(name) || scheduled.has(name)) return;
+  scheduled.add(name);
+  setTimeout(() => failpoint(name), delayMs);
 }

@@ -23,6 +23,12 @@ export interface WorkerProcessConfig {
   readonly heartbeatMs?: number;
   /** The Temporal SDK's log level in the child (its logs go to stderr); WARN when absent. */
   readonly logLevel?: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** Names the worker's tool queue (workers sharing a session's tools share it); the hostname when absent. */
+  readonly hostId?: string;
+  /** A `postgres://` URL: the session store is PostgreSQL there instead of the SQLite file at `storePath`. */
+  readonly storeUrl?: string;
+  /** With the `continue-as-new` failpoint armed: how long after a `turn/end` append the worker dies (default 20 ms). */
+  readonly continueAsNewKillDelayMs?: number;
 }
 
 export interface ChildWorkerOptions {

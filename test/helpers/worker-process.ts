@@ -1,9 +1,12 @@
 // Child-process entry of the crash tests: one session worker built like the in-process harness (scripted
-// provider, SQLite store, test tools), configured by JSON in DH_WORKER_PROCESS_CONFIG (or argv[2]).
+// provider, SQLite or PostgreSQL store, test tools), configured by JSON in DH_WORKER_PROCESS_CONFIG (or argv[2]).
 // Prints `worker ready` once the worker exists; SIGTERM, SIGINT or EOF on stdin drain it and exit 0.
 // Usage: node --import tsx test/helpers/worker-process.ts ['<config json>']  (see child-worker.ts)
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { failpointAfter, failpointArmed } from '../../src/activities/failpoints.js';
 import type { ToolDefinition } from '../../src/activities/session-runtime.js';
+import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
+import type { SessionStore } from '../../src/stores/session-store.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
@@ -33,7 +36,13 @@ for (const key of [
 // Before any connection: quieter logs (to stderr), and no SDK signal handlers — shutdown is ours below.
 Runtime.install({ logger: new DefaultLogger(config.logLevel ?? 'WARN'), shutdownSignals: [] });
 
-const store = SqliteSessionStore.open(config.storePath);
+const opened: SessionStore =
+  config.storeUrl !== undefined
+    ? await PostgresSessionStore.open(config.storeUrl)
+    : SqliteSessionStore.open(config.storePath);
+const store = failpointArmed('continue-as-new')
+  ? killAfterTurnEnd(opened, config.continueAsNewKillDelayMs ?? 20)
+  : opened;
 const profile = scriptedProfile(config.providerBaseURL);
 const tools = new Map<string, ToolDefinition>(
   [echoTool, sleepTool(config.runLog), idempotentSleepTool(config.runLog)].map((t) => [t.schema.name, t]),
@@ -56,6 +65,7 @@ const worker = await createSessionWorker({
     idleTimeoutMs: config.idleTimeoutMs,
     heartbeatMs: config.heartbeatMs ?? 500,
   },
+  ...(config.hostId !== undefined ? { hostId: config.hostId } : {}),
 });
 
 const running = worker.run();
@@ -84,3 +94,24 @@ try {
 }
 // Open sockets (a model stream cut by the shutdown) must not keep a drained worker alive.
 process.exit(exitCode);
+
+/**
+ * The `continue-as-new` failpoint: the workflow sandbox cannot host a failpoint, so the store arms it.
+ * Once an append holding a `turn/end` returns, the worker dies `delayMs` later — while the closing
+ * activity's completion reaches the server and the workflow task that continues as new (on a server
+ * suggesting it at every turn boundary) runs.
+ */
+function killAfterTurnEnd(inner: SessionStore, delayMs: number): SessionStore {
+  return {
+    create: (sessionId, options) => inner.create(sessionId, options),
+    append: async (sessionId, expectedSeq, events) => {
+      const result = await inner.append(sessionId, expectedSeq, events);
+      if (events.some((e) => e.type === 'turn/end')) failpointAfter('continue-as-new', delayMs);
+      return result;
+    },
+    read: (sessionId, fromSeq, toSeq) => inner.read(sessionId, fromSeq, toSeq),
+    head: (sessionId) => inner.head(sessionId),
+    list: (options) => inner.list(options),
+    close: () => inner.close(),
+  };
+}
