@@ -6,6 +6,7 @@ import { PAYLOAD_KEY_ENV, payloadCodecFromEnv } from '../../codec/aes-gcm-codec.
 import { DEFAULT_CODEC_SERVER_PORT, startCodecServer } from '../../codec/codec-server.js';
 import { CliError, ExitCode } from '../exit-codes.js';
 import { cliAction } from '../live/cli-action.js';
+import { parsePort, untilSignal } from '../server-command-helpers.js';
 
 /** The local stack's Web UI (gRPC port 7233 + 1000), under both loopback names. */
 export const DEFAULT_UI_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;
@@ -14,12 +15,6 @@ interface CodecServerCommandOptions {
   port: number;
   host: string;
   origin?: string[];
-}
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('expected a port number 0-65535');
-  return port;
 }
 
 function collectOrigin(value: string, previous: string[] | undefined): string[] {
@@ -32,18 +27,6 @@ function collectOrigin(value: string, previous: string[] | undefined): string[] 
   }
   if (origin === 'null') throw new InvalidArgumentError('expected an http(s) origin such as http://localhost:8233');
   return [...(previous ?? []), origin];
-}
-
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      resolve(signal);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
 }
 
 export function registerCodecServerCommand(program: Command): void {

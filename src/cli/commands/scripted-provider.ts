@@ -1,16 +1,9 @@
 // `dh scripted-provider`: runs the scripted OpenAI-compatible provider in the foreground, prints its
 // base URL (alone on stdout, so scripts can capture it) and serves until SIGINT or SIGTERM.
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { startScriptedProvider } from '../../scripted-provider/start-scripted-provider.js';
 import type { CacheMode } from '../../scripted-provider/script.js';
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isInteger(port) || port < 0 || port > 65535) {
-    throw new InvalidArgumentError('expected a port number 0-65535 (0 = any free port)');
-  }
-  return port;
-}
+import { parsePort, untilSignal } from '../server-command-helpers.js';
 
 interface ScriptedProviderOptions {
   script: string;
@@ -18,18 +11,6 @@ interface ScriptedProviderOptions {
   host: string;
   record?: string;
   cache?: CacheMode;
-}
-
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const onSignal = (signal: NodeJS.Signals): void => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
-      resolve(signal);
-    };
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
-  });
 }
 
 export function registerScriptedProviderCommand(program: Command): void {
