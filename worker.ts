@@ -3,6 +3,7 @@
 // `npx tsx worker.ts` runs one against TEMPORAL_ADDRESS until SIGINT/SIGTERM.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { temporalTlsFromEnv } from './src/config/temporal-tls.js';
 import { readWorkerConfig, type WorkerConfig } from './src/config/worker-config.js';
 import { approvalPolicyPlugin, systemPromptPlugin, toolsPlugin } from './src/plugins/basic-plugins.js';
 import type { Plugin } from './src/plugins/plugin.js';
@@ -42,6 +43,8 @@ export async function startWorker(
   config: WorkerConfig = readWorkerConfig(),
   plugins?: Plugin[],
 ): Promise<SessionWorker & { close(): Promise<void> }> {
+  // TLS comes from the same variables as the CLI's client (read first: a bad path fails before anything opens).
+  const tls = temporalTlsFromEnv();
   const builtin = config.provider === 'deepseek' || config.provider === 'openai';
   const profile = resolveProfile(config.provider, {
     ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
@@ -66,6 +69,7 @@ export async function startWorker(
   const dataConverter = dataConverterFromEnv();
   const worker = await createSessionWorker({
     ...(dataConverter ? { dataConverter } : {}),
+    ...(tls !== undefined ? { tls } : {}),
     address: config.temporalAddress,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
@@ -81,6 +85,9 @@ export async function startWorker(
       heartbeatMs: 1_000,
       workspaceFor: (sessionId) => join(config.home, 'workspaces', sessionId),
     },
+  }).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
   });
   return { ...worker, close: () => store.close() };
 }

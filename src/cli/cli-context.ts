@@ -4,15 +4,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { SessionClient } from '../client/session-client.js';
+import { temporalTlsFromEnv } from '../config/temporal-tls.js';
 import { readWorkerConfig, type WorkerConfig } from '../config/worker-config.js';
 import { DhError } from '../core/index.js';
-import {
-  ensureLocalStack,
-  isExternalTemporal,
-  localStackStatus,
-  temporalTlsFromEnv,
-  type LocalStack,
-} from '../local-stack/local-stack.js';
+import { ensureLocalStack, isExternalTemporal, localStackStatus, type LocalStack } from '../local-stack/local-stack.js';
 import { resolveProfile } from '../providers/provider-profiles.js';
 import { openSessionStore } from '../stores/open-session-store.js';
 import type { SessionStore } from '../stores/session-store.js';

@@ -6,7 +6,8 @@ import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Connection, type TLSConfig } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
+import { temporalTlsFromEnv, type TemporalTls } from '../config/temporal-tls.js';
 import type { WorkerConfig } from '../config/worker-config.js';
 import { DhError } from '../core/index.js';
 import { devServerArgs, type SearchAttributeTypeName } from './dev-server.js';
@@ -99,38 +100,6 @@ export function stackPaths(home: string) {
     workerLog: join(home, 'logs', 'worker.log'),
     workerReady: join(home, 'worker.ready'),
   };
-}
-
-/**
- * TLS for the Temporal client from TEMPORAL_TLS_CERT / TEMPORAL_TLS_KEY (client certificate files),
- * TEMPORAL_TLS_CA (server root CA file) or TEMPORAL_TLS=true (server TLS with the system roots).
- */
-export function temporalTlsFromEnv(env: NodeJS.ProcessEnv = process.env): TLSConfig | boolean | undefined {
-  const cert = env.TEMPORAL_TLS_CERT?.trim();
-  const key = env.TEMPORAL_TLS_KEY?.trim();
-  const ca = env.TEMPORAL_TLS_CA?.trim();
-  if ((cert && !key) || (key && !cert)) {
-    throw new DhError(
-      'INVALID_CONFIG',
-      'invalid configuration: TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY must be set together',
-    );
-  }
-  const read = (name: string, path: string): Buffer => {
-    try {
-      return readFileSync(path);
-    } catch (error) {
-      throw new DhError('INVALID_CONFIG', `invalid configuration: ${name}: cannot read ${path} (${messageOf(error)})`);
-    }
-  };
-  if (cert && key) {
-    return {
-      clientCertPair: { crt: read('TEMPORAL_TLS_CERT', cert), key: read('TEMPORAL_TLS_KEY', key) },
-      ...(ca ? { serverRootCACertificate: read('TEMPORAL_TLS_CA', ca) } : {}),
-    };
-  }
-  if (ca) return { serverRootCACertificate: read('TEMPORAL_TLS_CA', ca) };
-  if (/^(1|true|yes)$/i.test(env.TEMPORAL_TLS ?? '')) return true;
-  return undefined;
 }
 
 /**
@@ -367,7 +336,7 @@ type AddSearchAttributesRequest = Parameters<Connection['operatorService']['addS
 export async function registerSearchAttributes(
   address: string,
   namespace: string,
-  tls?: TLSConfig | boolean,
+  tls?: TemporalTls,
 ): Promise<string[]> {
   const connection = await Connection.connect({ address, ...(tls !== undefined ? { tls } : {}) });
   try {
@@ -622,8 +591,4 @@ async function readTail(path: string, from: number): Promise<string> {
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

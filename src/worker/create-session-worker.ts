@@ -7,6 +7,8 @@ import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createSessionActivities } from '../activities/session-activities.js';
 import type { SessionRuntime } from '../activities/session-runtime.js';
+import type { TemporalTls } from '../config/temporal-tls.js';
+import { DhError } from '../core/index.js';
 import { hostTaskQueue, modelTaskQueue } from '../shared/task-queues.js';
 
 export const DEFAULT_TASK_QUEUE = 'dh-sessions';
@@ -29,6 +31,8 @@ export interface SessionWorkerOptions {
    * client of these sessions needs the same codecs; codecs run outside the workflow sandbox.
    */
   readonly dataConverter?: DataConverter;
+  /** TLS (and a client certificate for mTLS) for the Temporal connection; plaintext when absent. */
+  readonly tls?: TemporalTls;
 }
 
 export interface SessionWorker {
@@ -41,7 +45,7 @@ export interface SessionWorker {
 }
 
 export async function createSessionWorker(options: SessionWorkerOptions): Promise<SessionWorker> {
-  const connection = await NativeConnection.connect({ address: options.address });
+  const connection = await connect(options.address, options.tls);
   const hostQueue = hostTaskQueue(options.taskQueue, sanitize(options.hostId ?? hostname()));
   const activities = createSessionActivities({ ...options.runtime, hostTaskQueue: hostQueue });
   // Heartbeats carry cancellation: flush them every second so an interrupt lands within about a
@@ -89,6 +93,29 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
       await Promise.resolve();
     },
   };
+}
+
+/** The worker's connection; a refused handshake or an unreachable frontend is one error naming the address. */
+async function connect(address: string, tls: TemporalTls | undefined): Promise<NativeConnection> {
+  try {
+    return await NativeConnection.connect({ address, ...(tls !== undefined ? { tls } : {}) });
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
+    // An mTLS server drops a client without a certificate after the handshake: the native error only
+    // says "broken pipe", so name the likely cause.
+    const hint =
+      tls !== undefined &&
+      tls.clientCertPair === undefined &&
+      /broken pipe|connection reset|certificate ?required/i.test(reason)
+        ? ' (no client certificate was offered; a server that requires mTLS drops the connection like this)'
+        : '';
+    throw new DhError(
+      'TEMPORAL_UNREACHABLE',
+      `cannot reach Temporal at ${address}${tls !== undefined ? ' over TLS' : ''}: ${reason}${hint}`,
+      { address, tls: tls !== undefined },
+      { cause: error },
+    );
+  }
 }
 
 /** Task-queue-safe host id. */

@@ -2,7 +2,8 @@
 // is reachable (it never starts the local stack: a stopped stack shows as "-").
 import type { Command } from 'commander';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { isExternalTemporal, localStackStatus, temporalTlsFromEnv } from '../../local-stack/local-stack.js';
+import { temporalTlsFromEnv } from '../../config/temporal-tls.js';
+import { isExternalTemporal, localStackStatus } from '../../local-stack/local-stack.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
 import type { SessionSummary } from '../../stores/session-store.js';
 import { openStoreOnly } from '../cli-context.js';

@@ -1,8 +1,9 @@
 // A Temporal client for offline-first commands (audit, show) when one is already reachable: the
 // configured cluster (TEMPORAL_ADDRESS) or a running embedded stack. Never starts anything.
 import { Client, Connection } from '@temporalio/client';
+import { temporalTlsFromEnv } from '../../config/temporal-tls.js';
 import type { WorkerConfig } from '../../config/worker-config.js';
-import { isExternalTemporal, localStackStatus, temporalTlsFromEnv } from '../../local-stack/local-stack.js';
+import { isExternalTemporal, localStackStatus } from '../../local-stack/local-stack.js';
 import { messageOf } from './cli-io.js';
 import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
 
