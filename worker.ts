@@ -11,6 +11,7 @@ import { createPluginRuntime } from './src/plugins/plugin-runtime.js';
 import { repeatGuardPlugin } from './src/plugins/repeat-guard-plugin.js';
 import { createLogger } from './src/observability/logger.js';
 import { loggingPlugin } from './src/observability/logging-plugin.js';
+import { startTelemetry } from './src/observability/telemetry.js';
 import { liveStreamPlugin } from './src/streaming/live-stream-plugin.js';
 import { openDeltaChannel } from './src/streaming/open-delta-channel.js';
 import { apiKeyFromEnv, resolveProfile } from './src/providers/provider-profiles.js';
@@ -45,6 +46,8 @@ export async function startWorker(
 ): Promise<SessionWorker & { close(): Promise<void> }> {
   // TLS comes from the same variables as the CLI's client (read first: a bad path fails before anything opens).
   const tls = temporalTlsFromEnv();
+  // OpenTelemetry only when an OTLP endpoint is configured (a bad value fails here, before anything opens).
+  const telemetry = startTelemetry();
   const builtin = config.provider === 'deepseek' || config.provider === 'openai';
   const profile = resolveProfile(config.provider, {
     ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
@@ -58,7 +61,7 @@ export async function startWorker(
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
   const store = await openSessionStore(config.store);
   const hooks = createPluginRuntime({
-    plugins: plugins ?? defaultPlugins(config),
+    plugins: [...(plugins ?? defaultPlugins(config)), ...(telemetry ? [telemetry.plugin] : [])],
     seed: {
       provider: profile.name,
       model: config.model,
@@ -70,6 +73,7 @@ export async function startWorker(
   const worker = await createSessionWorker({
     ...(dataConverter ? { dataConverter } : {}),
     ...(tls !== undefined ? { tls } : {}),
+    ...(telemetry ? { telemetry } : {}),
     address: config.temporalAddress,
     namespace: config.namespace,
     taskQueue: config.taskQueue,
@@ -87,9 +91,17 @@ export async function startWorker(
     },
   }).catch(async (error: unknown) => {
     await store.close();
+    await telemetry?.shutdown();
     throw error;
   });
-  return { ...worker, close: () => store.close() };
+  return {
+    ...worker,
+    close: async () => {
+      await store.close();
+      // Exports what is still buffered (the last spans and metric points) before the process exits.
+      await telemetry?.shutdown();
+    },
+  };
 }
 
 export async function runWorker(): Promise<void> {

@@ -27,7 +27,6 @@ import {
   type RequestHeader,
   type Session,
 } from '../core/index.js';
-import { callModel } from '../providers/call-model.js';
 import { toWireBody } from '../providers/wire-body.js';
 import type {
   AppendOutcome,
@@ -44,6 +43,7 @@ import type {
   ToolStepInput,
   ToolStepOutcome,
 } from '../shared/activity-contracts.js';
+import { callModelObserved } from './call-model-observed.js';
 import { failpoint, failpointArmed } from './failpoints.js';
 import { receiptsSince, SessionCache } from './session-cache.js';
 import type { ClaimedMessage, SessionRuntime, ToolContext, ToolDefinition } from './session-runtime.js';
@@ -229,25 +229,16 @@ export function createSessionActivities(runtime: SessionRuntime) {
           );
         }
 
-        const context = Context.current();
-        const heartbeat = setInterval(() => context.heartbeat(), runtime.heartbeatMs);
-        let result;
-        try {
-          result = await callModel({
-            request,
-            profile: runtime.profile,
-            apiKey: runtime.apiKey,
-            signal: context.cancellationSignal,
-            idleTimeoutMs: runtime.idleTimeoutMs,
-            verifiedBody: wire.body,
-            onDelta: (delta) => {
-              runtime.onStreamDelta?.(delta, stepContext);
-              failpoint('model-streaming');
-            },
-          });
-        } finally {
-          clearInterval(heartbeat);
-        }
+        const result = await callModelObserved(runtime, {
+          request,
+          verifiedBody: wire.body,
+          purpose: 'step',
+          context: stepContext,
+          onDelta: (delta) => {
+            runtime.onStreamDelta?.(delta, stepContext);
+            failpoint('model-streaming');
+          },
+        });
         const message = result.message;
         const drafts: EventDraft[] = [
           {
@@ -561,22 +552,19 @@ export function createSessionActivities(runtime: SessionRuntime) {
           );
         }
         const wire = await toWireBody(built, runtime.profile);
-        const context = Context.current();
-        const heartbeat = setInterval(() => context.heartbeat(), runtime.heartbeatMs);
-        let result;
-        try {
-          result = await callModel({
-            request: built,
-            profile: runtime.profile,
-            apiKey: runtime.apiKey,
-            signal: context.cancellationSignal,
-            idleTimeoutMs: runtime.idleTimeoutMs,
-            verifiedBody: wire.body,
-            onDelta: () => failpoint('compaction-summarizing'),
-          });
-        } finally {
-          clearInterval(heartbeat);
-        }
+        const result = await callModelObserved(runtime, {
+          request: built,
+          verifiedBody: wire.body,
+          purpose: 'compaction',
+          // A compaction runs between steps: it belongs to the open turn (or the last one) at step 0.
+          context: {
+            sessionId,
+            turn: session.state.openTurn ?? session.state.lastTurn,
+            step: 0,
+            events: session.events,
+          },
+          onDelta: () => failpoint('compaction-summarizing'),
+        });
         if (result.message.interrupted) throw new CancelledFailure('interrupted during compaction');
         const summary = result.message.content?.trim() ?? '';
         if (summary === '') return abandon();

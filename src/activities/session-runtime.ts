@@ -1,6 +1,6 @@
 // What the session activities need from the worker's composition root: the store, the provider, how
 // the request header is composed, the pre-step policy and the tools. Plugins build this (worker.ts).
-import type { BuiltRequest, RequestHeader, SessionEvent, ToolSchema, UserContent } from '../core/index.js';
+import type { BuiltRequest, RequestHeader, SessionEvent, ToolSchema, Usage, UserContent } from '../core/index.js';
 import type { ModelDelta } from '../providers/call-model.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
 import type { SessionStore } from '../stores/session-store.js';
@@ -65,6 +65,27 @@ export interface HeaderContext {
   readonly current: RequestHeader | undefined;
 }
 
+/** Why a provider call was made: a session step, or the summary of a compaction. */
+export type ModelCallPurpose = 'step' | 'compaction';
+
+/** What one provider call did, for observers (metrics, traces). Never model-visible, never logged as an event. */
+export interface ModelCallReport {
+  readonly purpose: ModelCallPurpose;
+  readonly provider: string;
+  readonly model: string;
+  /** The activity attempt that made the call (a retry after a crash or a retryable error is > 1). */
+  readonly attempt: number;
+  /** Wall-clock start, epoch milliseconds. */
+  readonly startedAt: number;
+  readonly durationMs: number;
+  /** Time from the start to the first streamed delta; null when none arrived. */
+  readonly firstDeltaMs: number | null;
+  readonly outcome: 'ok' | 'interrupted' | 'error';
+  /** The stable error code of a failed call (RATE_LIMITED, TIMEOUT, ...). */
+  readonly errorCode: string | null;
+  readonly usage: Usage | null;
+}
+
 export interface SessionRuntime {
   readonly store: SessionStore;
   readonly profile: ProviderProfile;
@@ -81,6 +102,8 @@ export interface SessionRuntime {
   onRequest?(request: BuiltRequest, context: StepContext): BuiltRequest;
   /** Read-only stream observers; must not throw. */
   onStreamDelta?(delta: ModelDelta, context: StepContext): void;
+  /** Read-only observers of each provider call after it returned or failed; must not throw. */
+  onModelCall?(report: ModelCallReport, context: StepContext): void;
   /** Notices for the model after a step's tool results, logged as injected context. */
   afterTools?(context: StepContext): Promise<readonly { source: string; content: string }[]>;
   /** The idle watchdog of a model stream, in milliseconds. */

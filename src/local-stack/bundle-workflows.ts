@@ -1,11 +1,12 @@
-// Bundles the session workflows (src/workflows/index.ts) with Temporal's webpack bundler into one file,
-// so workers load prebuilt code (`workflowBundle: { codePath }`) instead of bundling at every start.
+// Bundles the session workflows (src/workflows/index.ts) and the workflow tracing interceptors with
+// Temporal's webpack bundler into one file, so workers load prebuilt code instead of bundling at every start.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../observability/workflow-tracing.js';
 
 /**
  * The workflow entry point next to this module: `index.ts` when running from source, `index.js` from a
@@ -24,6 +25,7 @@ export async function bundleSessionWorkflows(outFile?: string): Promise<{ codePa
   try {
     ({ code } = await bundleWorkflowCode({
       workflowsPath,
+      workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
       // Webpack's progress lines are noise; warnings and errors still show.
       logger: new DefaultLogger('WARN'),
     }));

@@ -1,5 +1,6 @@
 // A read-only plugin that writes the worker's structured log lines keyed by session, turn and step:
-// each claimed batch, model request and tool call as it passes. It never changes a decision.
+// each claimed batch, model request, provider call (latency, outcome, cache-read share) and tool call.
+// It never changes a decision.
 import type { Plugin } from '../plugins/plugin.js';
 import type { Logger } from './logger.js';
 
@@ -27,6 +28,27 @@ export function loggingPlugin(logger: Logger): Plugin {
         messages: request.messages.length,
         tools: request.tools.length,
       });
+    },
+    onModelCall(report, context) {
+      const usage = report.usage;
+      const prompt = usage ? usage.inputUncached + usage.cacheRead : 0;
+      const fields = {
+        sessionId: context.sessionId,
+        turn: context.turn,
+        step: context.step,
+        purpose: report.purpose,
+        model: report.model,
+        attempt: report.attempt,
+        outcome: report.outcome,
+        errorCode: report.errorCode ?? undefined,
+        durationMs: Math.round(report.durationMs),
+        firstDeltaMs: report.firstDeltaMs === null ? undefined : Math.round(report.firstDeltaMs),
+        inputTokens: usage ? prompt : undefined,
+        outputTokens: usage ? usage.output + usage.reasoning : undefined,
+        cacheReadShare: usage && prompt > 0 ? Number((usage.cacheRead / prompt).toFixed(3)) : undefined,
+      };
+      if (report.outcome === 'error') logger.warn('model call failed', fields);
+      else logger.info('model call', fields);
     },
     toolBefore(call, context) {
       logger.info('tool call', {

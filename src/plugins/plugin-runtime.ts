@@ -1,6 +1,6 @@
 // Composes a list of plugins into the hooks the session activities call: the header (prefix once per
 // loop instance, the request waterfall, the tool list), the pre-step decision, the approval gate,
-// outbound and stream observers, and notices.
+// outbound, stream and model-call observers, and notices.
 import { deepFreeze, type CallConfig, type Message, type RequestHeader } from '../core/index.js';
 import type {
   PreStepDecision,
@@ -13,7 +13,7 @@ import type { Plugin, PluginContext } from './plugin.js';
 
 export type PluginHooks = Pick<
   SessionRuntime,
-  'composeHeader' | 'preStep' | 'tools' | 'toolBefore' | 'onRequest' | 'onStreamDelta' | 'afterTools'
+  'composeHeader' | 'preStep' | 'tools' | 'toolBefore' | 'onRequest' | 'onStreamDelta' | 'onModelCall' | 'afterTools'
 >;
 
 export interface PluginRuntimeOptions {
@@ -35,6 +35,18 @@ export function createPluginRuntime(options: PluginRuntimeOptions): PluginHooks 
     tools.set(tool.schema.name, tool);
   }
   const schemas = toolList.map((t) => t.schema);
+  /** Runs a read-only observer hook of every plugin; a throw is contained and reported, never propagated. */
+  const observe = (kind: string, call: (plugin: Plugin) => void): void => {
+    for (const plugin of plugins) {
+      try {
+        call(plugin);
+      } catch (error) {
+        warn(
+          `${kind} observer ${plugin.name} failed (contained): ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+    }
+  };
 
   return {
     tools,
@@ -101,15 +113,11 @@ export function createPluginRuntime(options: PluginRuntimeOptions): PluginHooks 
     },
     onStreamDelta(delta, context) {
       const frozen = deepFreeze(structuredClone(delta));
-      for (const plugin of plugins) {
-        try {
-          plugin.onStreamDelta?.(frozen, context);
-        } catch (error) {
-          warn(
-            `stream observer ${plugin.name} failed (contained): ${error instanceof Error ? error.message : String(error)}`,
-          );
-        }
-      }
+      observe('stream', (plugin) => plugin.onStreamDelta?.(frozen, context));
+    },
+    onModelCall(report, context) {
+      const frozen = deepFreeze(structuredClone(report));
+      observe('model-call', (plugin) => plugin.onModelCall?.(frozen, context));
     },
     async afterTools(context) {
       const notices: { source: string; content: string }[] = [];

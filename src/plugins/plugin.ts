@@ -2,7 +2,13 @@
 // tools, call configuration, notices); plugins run on the activity side and reach the workflow only
 // through logged events, so adding one never breaks replay.
 import type { BuiltRequest, CallConfig, Message, SessionEvent } from '../core/index.js';
-import type { ClaimedMessage, PreStepDecision, ToolDefinition, ToolGate } from '../activities/session-runtime.js';
+import type {
+  ClaimedMessage,
+  ModelCallReport,
+  PreStepDecision,
+  ToolDefinition,
+  ToolGate,
+} from '../activities/session-runtime.js';
 import type { ModelDelta } from '../providers/call-model.js';
 
 export interface PluginContext {
@@ -64,6 +70,8 @@ export interface Plugin {
   onRequest?(request: BuiltRequest, context: PluginContext): BuiltRequest | void;
   /** Read-only view of streamed deltas; a throw is contained and logged. */
   onStreamDelta?(delta: Readonly<ModelDelta>, context: PluginContext): void;
+  /** Read-only report of each provider call (latency, outcome, error code, usage); a throw is contained and logged. */
+  onModelCall?(report: Readonly<ModelCallReport>, context: PluginContext): void;
   /** After a step's tool results: notices the model should see at the next step. */
   afterTools?(context: PluginContext): readonly Notice[] | Promise<readonly Notice[]>;
 }

@@ -9,6 +9,8 @@ import { createSessionActivities } from '../activities/session-activities.js';
 import type { SessionRuntime } from '../activities/session-runtime.js';
 import type { TemporalTls } from '../config/temporal-tls.js';
 import { DhError } from '../core/index.js';
+import type { Telemetry } from '../observability/telemetry.js';
+import { WORKFLOW_INTERCEPTOR_MODULES, workflowTracingSinks } from '../observability/workflow-tracing.js';
 import { hostTaskQueue, modelTaskQueue } from '../shared/task-queues.js';
 
 export const DEFAULT_TASK_QUEUE = 'dh-sessions';
@@ -31,6 +33,8 @@ export interface SessionWorkerOptions {
    * client of these sessions needs the same codecs; codecs run outside the workflow sandbox.
    */
   readonly dataConverter?: DataConverter;
+  /** OpenTelemetry (see startTelemetry): activity spans, workflow spans through the sink, provider metrics. */
+  readonly telemetry?: Telemetry;
   /** TLS (and a client certificate for mTLS) for the Temporal connection; plaintext when absent. */
   readonly tls?: TemporalTls;
 }
@@ -57,6 +61,12 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
     ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
+    interceptors: {
+      activity: options.telemetry?.activityInterceptors ?? [],
+      // A prebuilt bundle already holds these (bundleSessionWorkflows); listing them again would only warn.
+      ...(options.workflowBundlePath ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }),
+    },
+    sinks: workflowTracingSinks(options.telemetry),
   } as const;
   const workers = await Promise.all([
     Worker.create({

@@ -20,7 +20,14 @@ describe('example: word-count plugin', () => {
 
   it('contributes a system line and its tool schema to the header', async () => {
     const hooks = createPluginRuntime({ plugins: [wordCountPlugin()], seed: { provider: 'p', model: 'm' } });
-    const header = await hooks.composeHeader({ sessionId: 's', turn: 1, step: 1, events: [], firstOfInstance: true, current: undefined });
+    const header = await hooks.composeHeader({
+      sessionId: 's',
+      turn: 1,
+      step: 1,
+      events: [],
+      firstOfInstance: true,
+      current: undefined,
+    });
     expect(header.system).toBe('Use word_count when asked how long a document is.');
     expect(header.tools?.map((t) => t.name)).toEqual(['word_count']);
     expect(header.tools?.[0]?.parameters).toMatchObject({ type: 'object', required: ['path'] });

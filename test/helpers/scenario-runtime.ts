@@ -16,6 +16,7 @@ import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted
 import type { Script } from '../../src/scripted-provider/script.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { createSessionWorker } from '../../src/worker/create-session-worker.js';
+import type { Telemetry } from '../../src/observability/telemetry.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
 import type { Plugin } from '../../src/plugins/plugin.js';
 import { createPluginRuntime } from '../../src/plugins/plugin-runtime.js';
@@ -53,6 +54,8 @@ export interface ScenarioRuntimeOptions {
   readonly apiKey?: string;
   /** Handed to the worker and the client alike (e.g. a payload codec). */
   readonly dataConverter?: DataConverter;
+  /** OpenTelemetry for the worker (its plugin joins the plugin list). */
+  readonly telemetry?: Telemetry;
 }
 
 export interface ScenarioRuntime {
@@ -105,12 +108,14 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
     cleanups.push(() => store.close());
     const taskQueue = options.taskQueue ?? `scenario-${process.pid}-${++counter}-${Date.now()}`;
     const tools = new Map((options.tools ?? []).map((t) => [t.schema.name, t]));
+    const plugins = options.telemetry ? [...(options.plugins ?? []), options.telemetry.plugin] : options.plugins;
     const worker = await createSessionWorker({
       address: options.address,
       namespace: options.namespace,
       taskQueue,
       ...(options.workflowBundlePath !== undefined ? { workflowBundlePath: options.workflowBundlePath } : {}),
       ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
+      ...(options.telemetry !== undefined ? { telemetry: options.telemetry } : {}),
       runtime: {
         store,
         profile,
@@ -122,12 +127,12 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
           tools,
         }),
         ...(options.preStep ? { preStep: options.preStep } : {}),
-        ...(options.plugins
+        ...(plugins
           ? createPluginRuntime({
               plugins: [
                 systemPromptPlugin('You are a test agent.'),
                 toolsPlugin('test-tools', [...tools.values()]),
-                ...options.plugins,
+                ...plugins,
               ],
               seed: { provider: profile.name, model: SCENARIO_MODEL, includeUsage: true },
             })

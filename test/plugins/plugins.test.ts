@@ -109,6 +109,7 @@ describe('approvals through the real stack', () => {
 describe('request plugins and observers', () => {
   let h: Harness;
   let observerCalls = 0;
+  const modelCalls: string[] = [];
   const longPrefix: Plugin = {
     name: 'house-rules',
     sessionPrefix: () => ({
@@ -139,6 +140,12 @@ describe('request plugins and observers', () => {
     name: 'throwing-observer',
     onStreamDelta: () => {
       observerCalls++;
+      throw new Error('observer bug');
+    },
+    onModelCall: (report, context) => {
+      modelCalls.push(
+        `${context.sessionId}:${context.turn}.${context.step}:${report.outcome}:${report.usage ? 'usage' : '-'}`,
+      );
       throw new Error('observer bug');
     },
   };
@@ -181,6 +188,10 @@ describe('request plugins and observers', () => {
     expect(dropped).toEqual(['1.1', '2.1']); // the first request ever, and the step whose model changed
     await expectProviderSawTheLog(h, ['switch']);
     expect(observerCalls).toBeGreaterThan(0); // the throwing stream observer ran and was contained
+    // ... and so did the model-call observer: one report per provider call, each step's answer intact
+    expect(modelCalls.filter((c) => c.startsWith('switch:'))).toEqual(
+      ['1.1', '1.2', '2.1', '2.2', '3.1'].map((step) => `switch:${step}:ok:usage`),
+    );
   });
 
   it('the repeat guard leaves a notice for the next step, logged as injected context', async () => {

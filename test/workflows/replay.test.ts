@@ -14,6 +14,7 @@ import {
 } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { workflowTracingSinks } from '../../src/observability/workflow-tracing.js';
 import { historyFromJSONObject } from '../helpers/scenario-runtime.js';
 
 const HISTORIES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
@@ -32,7 +33,8 @@ const fixtures = readdirSync(HISTORIES)
 
 async function replayAll(workflowBundle: WorkflowBundleOption): Promise<ReplayResult[]> {
   const results: ReplayResult[] = [];
-  for await (const result of Worker.runReplayHistories({ workflowBundle }, fixtures)) results.push(result);
+  const replay = Worker.runReplayHistories({ workflowBundle, sinks: workflowTracingSinks() }, fixtures);
+  for await (const result of replay) results.push(result);
   return results;
 }
 
@@ -48,6 +50,9 @@ describe('workflow replay against committed histories', () => {
   });
 
   it('replays every committed history with the current workflow code', async () => {
+    // The bundle carries the tracing interceptors (bundleSessionWorkflows); the histories were recorded
+    // before they existed, so this also proves that adding them keeps running sessions replayable.
+    expect(readFileSync(inject('workflowBundlePath'), 'utf8')).toContain('OpenTelemetryInboundInterceptor');
     const results = await replayAll({ codePath: inject('workflowBundlePath') });
     const failures = results.filter((r) => r.error !== undefined).map(describeFailure);
     if (failures.length > 0) {
