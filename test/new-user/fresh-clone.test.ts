@@ -14,7 +14,7 @@ const MINUTE = 60_000;
 // Cold npm cache on 2 cores: better-sqlite3 may compile from source when its prebuilt binary is unreachable.
 const INSTALL_TIMEOUT_MS = 6 * MINUTE;
 // The demo waits up to 2 min for the step retried after its worker's SIGKILL; bundling and Temporal come first.
-const DEMO_TIMEOUT_MS = 25_000;
+const DEMO_TIMEOUT_MS = 4 * MINUTE;
 const AUDIT_TIMEOUT_MS = 2 * MINUTE;
 const DOWN_TIMEOUT_MS = MINUTE;
 const TAIL_CHARS = 4_000;
