@@ -147,11 +147,9 @@ function logTails(home: string): string {
 
 /** Explains a step in an assertion message: command, exit, time, output tails and the stack's logs. */
 function explain(step: Step, home: string): string {
-  const how = step.timedOut
-    ? `killed after the ${seconds(step.ms)} timeout`
-    : `exit ${step.code} (${step.signal ?? '-'})`;
+  const how = step.timedOut ? 'killed at its timeout' : `exit ${step.code} (signal ${step.signal ?? '-'})`;
   return [
-    `\`${step.command}\`: ${how} after ${seconds(step.ms)}`,
+    `\`${step.command}\` in the clone: ${how} after ${seconds(step.ms)}`,
     `--- stdout (tail) ---\n${step.stdout.slice(-TAIL_CHARS)}`,
     `--- stderr (tail) ---\n${step.stderr.slice(-TAIL_CHARS)}`,
     logTails(home),
