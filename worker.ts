@@ -88,6 +88,10 @@ export async function startWorker(
       idleTimeoutMs: 5 * 60_000,
       heartbeatMs: 1_000,
       workspaceFor: (sessionId) => join(config.home, 'workspaces', sessionId),
+      sessionCache: {
+        ...(config.sessionCacheMax !== undefined ? { maxSessions: config.sessionCacheMax } : {}),
+        ...(config.sessionCacheIdleMs !== undefined ? { idleMs: config.sessionCacheIdleMs } : {}),
+      },
     },
   }).catch(async (error: unknown) => {
     await store.close();

@@ -55,7 +55,7 @@ import { verifyOutboundRequest } from './verify-outbound-request.js';
 const RECENT_IDS = 2_000;
 
 export function createSessionActivities(runtime: SessionRuntime) {
-  const cache = new SessionCache(runtime.store);
+  const cache = new SessionCache(runtime.store, runtime.sessionCache);
 
   /**
    * The activity edge for one session. A read that finds the stored log damaged (INVALID_EVENT, e.g. the

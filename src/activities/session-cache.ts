@@ -1,23 +1,82 @@
 // The worker's cache of live sessions: each activity catches its session up with the store (reading
 // only new events), validates drafts against it, and appends through the store's optimistic check.
+// Bounded (least recently used beyond `maxSessions`, and idle past `idleMs`): a dropped entry is re-read.
 import { Session, type EventDraft, type SessionEvent } from '../core/index.js';
 import { nativeEventDigest } from '../stores/native-sha256.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { Receipt } from '../shared/activity-contracts.js';
 
-export class SessionCache {
-  readonly #sessions = new Map<string, Session>();
+/** A worker held ~1.9 MiB per idle session (bench/RESULTS.md, "Idle sessions"), part of it here, never freed. */
+export const DEFAULT_MAX_SESSIONS = 256;
+export const DEFAULT_IDLE_MS = 10 * 60_000;
 
-  constructor(readonly store: SessionStore) {}
+export interface SessionCacheLimits {
+  /** Sessions kept; loading one more drops the least recently used. */
+  readonly maxSessions?: number;
+  /** A session untouched (no load, no append) this long is dropped at the next load. */
+  readonly idleMs?: number;
+}
+
+export interface SessionCacheOptions extends SessionCacheLimits {
+  /** A monotonic clock in milliseconds (tests inject one). */
+  readonly now?: () => number;
+}
+
+interface Entry {
+  readonly session: Session;
+  readonly touchedAt: number;
+}
+
+/**
+ * Eviction only drops the map entry: an activity holding the Session keeps working on it (its appends
+ * still go through the store's optimistic check), and the next load re-reads the session in full.
+ */
+export class SessionCache {
+  /** In touch order, least recent first: both evictions look only at the front. */
+  readonly #sessions = new Map<string, Entry>();
+  readonly #maxSessions: number;
+  readonly #idleMs: number;
+  readonly #now: () => number;
+
+  constructor(
+    readonly store: SessionStore,
+    options: SessionCacheOptions = {},
+  ) {
+    this.#maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+    this.#idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    this.#now = options.now ?? (() => performance.now());
+    if (!Number.isInteger(this.#maxSessions) || this.#maxSessions < 1)
+      throw new RangeError(`SessionCache: maxSessions must be a positive integer, got ${this.#maxSessions}`);
+    if (!(this.#idleMs > 0)) throw new RangeError(`SessionCache: idleMs must be positive, got ${this.#idleMs}`);
+  }
+
+  /** Sessions cached now (idle ones dropped first). */
+  get size(): number {
+    this.#dropIdle();
+    return this.#sessions.size;
+  }
+
+  /** Whether the next load of `sessionId` reads only new events rather than the whole log. */
+  has(sessionId: string): boolean {
+    this.#dropIdle();
+    return this.#sessions.has(sessionId);
+  }
 
   /** The session, caught up with everything the store holds (another worker may have appended). */
   async load(sessionId: string): Promise<Session> {
-    let session = this.#sessions.get(sessionId);
+    this.#dropIdle();
+    let session = this.#sessions.get(sessionId)?.session;
     if (!session) {
       session = new Session(sessionId, await this.store.read(sessionId));
-      this.#sessions.set(sessionId, session);
+      this.#sessions.delete(sessionId);
+      this.#sessions.set(sessionId, { session, touchedAt: this.#now() });
+      for (const oldest of this.#sessions.keys()) {
+        if (this.#sessions.size <= this.#maxSessions) break;
+        this.#sessions.delete(oldest);
+      }
       return session;
     }
+    this.#touch(session);
     const newer = await this.store.read(sessionId, session.head);
     if (newer.length > 0) {
       try {
@@ -51,7 +110,10 @@ export class SessionCache {
       const lostRace = result.receipts.some(
         (r, i) => r.status === 'existing' && r.digest !== nativeEventDigest(events[i] as SessionEvent),
       );
-      if (!lostRace) return session;
+      if (!lostRace) {
+        this.#touch(session);
+        return session;
+      }
     } catch (error) {
       this.#sessions.delete(session.sessionId);
       throw error;
@@ -62,6 +124,24 @@ export class SessionCache {
 
   forget(sessionId: string): void {
     this.#sessions.delete(sessionId);
+  }
+
+  /**
+   * Marks `session` recently used, if it is still the cached copy. Never re-inserts: a copy that was
+   * evicted or forgotten (a damaged log, see createSessionActivities) must be re-read, not revived.
+   */
+  #touch(session: Session): void {
+    if (this.#sessions.get(session.sessionId)?.session !== session) return;
+    this.#sessions.delete(session.sessionId);
+    this.#sessions.set(session.sessionId, { session, touchedAt: this.#now() });
+  }
+
+  #dropIdle(): void {
+    const cutoff = this.#now() - this.#idleMs;
+    for (const [sessionId, entry] of this.#sessions) {
+      if (entry.touchedAt > cutoff) break;
+      this.#sessions.delete(sessionId);
+    }
   }
 }
 

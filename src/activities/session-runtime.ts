@@ -3,6 +3,7 @@
 import type { BuiltRequest, RequestHeader, SessionEvent, ToolSchema, Usage, UserContent } from '../core/index.js';
 import type { ModelDelta } from '../providers/call-model.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
+import type { SessionCacheLimits } from './session-cache.js';
 import type { SessionStore } from '../stores/session-store.js';
 
 /** A tool the model can call. `run` failures the model should see are results, not throws. */
@@ -114,4 +115,6 @@ export interface SessionRuntime {
   readonly hostTaskQueue?: string;
   /** The session's workspace directory on this host; default: `<tmpdir>/dh-workspaces/<sessionId>`. */
   workspaceFor?(sessionId: string): string;
+  /** Bounds of the worker's session cache; default: 256 sessions, each dropped after 10 minutes idle. */
+  readonly sessionCache?: SessionCacheLimits;
 }

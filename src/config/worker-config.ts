@@ -31,6 +31,8 @@ const Env = z.object({
     .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, dot, dash, underscore')
     .optional(),
   DH_MODEL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
+  DH_SESSION_CACHE_MAX: z.coerce.number().int().min(1).max(1_000_000).optional(),
+  DH_SESSION_CACHE_IDLE_MS: z.coerce.number().int().min(1).max(604_800_000).optional(), // up to a week
   DH_SHELL_SANDBOX: z.enum(['auto', 'bwrap', 'none']).optional(),
   DH_APPROVAL_ASK: z.string().optional(),
   DH_APPROVAL_DENY: z.string().optional(),
@@ -51,6 +53,9 @@ export interface WorkerConfig {
   readonly workflowBundlePath: string | undefined;
   readonly hostId: string | undefined;
   readonly modelConcurrency: number;
+  /** Bounds of the worker's session cache; undefined = the cache's defaults. */
+  readonly sessionCacheMax: number | undefined;
+  readonly sessionCacheIdleMs: number | undefined;
   readonly shellSandbox: 'auto' | 'bwrap' | 'none';
   /** Tool names that pause for approval / never run. */
   readonly approvalAsk: readonly string[];
@@ -95,6 +100,8 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     workflowBundlePath: e.DH_WORKFLOW_BUNDLE,
     hostId: e.DH_HOST_ID,
     modelConcurrency: e.DH_MODEL_CONCURRENCY ?? 16,
+    sessionCacheMax: e.DH_SESSION_CACHE_MAX,
+    sessionCacheIdleMs: e.DH_SESSION_CACHE_IDLE_MS,
     shellSandbox: e.DH_SHELL_SANDBOX ?? 'auto',
     approvalAsk: names(e.DH_APPROVAL_ASK),
     approvalDeny: names(e.DH_APPROVAL_DENY),

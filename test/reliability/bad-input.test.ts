@@ -656,6 +656,8 @@ describe('bad input below the workflow', () => {
     ['DH_BASE_URL', ['not a url', 'localhost:8080/v1', 'ftp://models.example/v1']],
     ['DH_API_KEY_ENV', ['my-key', 'deepseek_api_key', '1KEY', '']],
     ['DH_MODEL_CONCURRENCY', ['0', '-3', 'many', '2.5', '1001', '']],
+    ['DH_SESSION_CACHE_MAX', ['0', '-1', 'lots', '2.5', '1000001', '']],
+    ['DH_SESSION_CACHE_IDLE_MS', ['0', '-5', '10m', '1.5', 'Infinity', '']],
   ] as const)('worker configuration: a bad %s', (variable, values) => {
     it('is one INVALID_CONFIG line naming the variable', () => {
       for (const value of values) {
@@ -672,7 +674,13 @@ describe('bad input below the workflow', () => {
         );
       }
       // The same variable with a good value reads.
-      const good = { DH_BASE_URL: 'http://127.0.0.1:8080/v1', DH_API_KEY_ENV: 'MY_KEY', DH_MODEL_CONCURRENCY: '4' };
+      const good = {
+        DH_BASE_URL: 'http://127.0.0.1:8080/v1',
+        DH_API_KEY_ENV: 'MY_KEY',
+        DH_MODEL_CONCURRENCY: '4',
+        DH_SESSION_CACHE_MAX: '64',
+        DH_SESSION_CACHE_IDLE_MS: '60000',
+      };
       expect(() => readWorkerConfig({ [variable]: good[variable] })).not.toThrow();
     });
   });
