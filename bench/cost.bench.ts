@@ -1,10 +1,11 @@
-// The gate against Temporal: the outbound gate at 10k events (a fresh read of the whole log, validated,
-// then rebuild + compare) against one median bare activity round trip measured in the same run.
+// The gate against Temporal: the outbound gate at 10k events, warm (steady state) and cold, against one
+// median bare activity round trip measured in the same run, and where the cold gate's time goes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildSessionRequest, parseEvent, Session, verifyRequest } from '../src/core/index.js';
-import { verifyOutboundRequest } from '../src/activities/verify-outbound-request.js';
+import { OutboundGate } from '../src/activities/outbound-gate.js';
+import { warmGateMs } from './gate-timing.js';
 import { eventToRow } from '../src/stores/event-row.js';
 import { nativeEventDigest } from '../src/stores/native-sha256.js';
 import { SqliteSessionStore } from '../src/stores/sqlite-session-store.js';
@@ -40,7 +41,8 @@ export async function costBench(size = Number(process.env.DH_BENCH_COST_EVENTS ?
     await store.create(id, { createdAt: 0 });
     for (let i = 0; i < events.length; i += 5_000) await store.append(id, i, events.slice(i, i + 5_000));
     const request = buildSessionRequest(new Session(id, events));
-    const gateMs = await medianMs(9, () => verifyOutboundRequest(store, request));
+    const coldMs = await medianMs(9, () => new OutboundGate(store).verify(request));
+    const warmMs = await warmGateMs(store, `${id}-warm`, size);
     const readMs = await medianMs(9, () => store.read(id));
     // The parts of the read, on the same rows in memory (no SQL).
     const rows = events.map(eventToRow);
@@ -51,26 +53,31 @@ export async function costBench(size = Number(process.env.DH_BENCH_COST_EVENTS ?
     const pureMs = await medianMs(9, () => verifyRequest(request, events));
     await store.close();
     const sqlMs = readMs - jsonMs - zodMs - digestMs;
-    const part = (name: string, ms: number) => `| ${name} | ${fmt(ms)} ms | ${fmt((100 * ms) / gateMs, 0)} % |`;
+    const part = (name: string, ms: number) => `| ${name} | ${fmt(ms)} ms | ${fmt((100 * ms) / coldMs, 0)} % |`;
     return [
       {
         title: 'Gate cost vs a Temporal round trip',
         command: 'npm run bench -- --only cost',
         body: [
-          `The outbound gate (\`verifyOutboundRequest\`) on a SQLite log of ${events.length.toLocaleString('en')} events with a step pending,`,
-          'median of 9, against one bare Temporal activity round trip (activity completes → workflow task → next',
-          'no-op activity starts) on a dev server, median of 3 × 30 steps, same run.',
+          `The outbound gate (\`OutboundGate.verify\`) on a SQLite log of ${events.length.toLocaleString('en')} events, against one bare`,
+          'Temporal activity round trip (activity completes → workflow task → next no-op activity starts) on a dev',
+          'server, median of 3 × 30 steps, same run. Warm: the steady state, median of the last 9 steps of a log',
+          "of that size, each step's events appended just before its gate (every row is fetched and compared",
+          'byte for byte with what the gate verified before; only new or changed rows are validated and derived).',
+          "Cold: a gate that has not seen the session (a worker's first step for it), median of 9.",
           '',
           '| figure | value |',
           '| --- | ---: |',
-          `| gate at ${events.length.toLocaleString('en')} events | ${fmt(gateMs)} ms |`,
+          `| warm gate at ${events.length.toLocaleString('en')} events | ${fmt(warmMs)} ms |`,
+          `| cold gate at ${events.length.toLocaleString('en')} events | ${fmt(coldMs)} ms |`,
           `| bare activity round trip | ${fmt(roundTrip)} ms |`,
-          `| gate / round trip | ${fmt(gateMs / roundTrip)}× |`,
+          `| warm gate / round trip | ${fmt(warmMs / roundTrip)}× |`,
+          `| cold gate / round trip | ${fmt(coldMs / roundTrip)}× |`,
           '',
-          `Goal: gate at 10k ≤ 1 bare round trip — **${gateMs <= roundTrip ? 'met' : 'missed'}**. Where the gate's time goes (the parts of the read`,
-          'timed separately on the same rows in memory; SQL = the read minus those):',
+          `Goal: gate at 10k ≤ 1 bare round trip — **${warmMs <= roundTrip ? 'met' : 'missed'}** in the steady state, **${coldMs <= roundTrip ? 'met' : 'missed'}** cold. Where the cold gate's time goes (the parts`,
+          'of a full read timed separately on the same rows in memory; SQL = the read minus those):',
           '',
-          '| part | time | of the gate |',
+          '| part | time | of the cold gate |',
           '| --- | ---: | ---: |',
           part('SQL fetch of every row (better-sqlite3)', sqlMs),
           part('JSON.parse of every body', jsonMs),
@@ -78,13 +85,10 @@ export async function costBench(size = Number(process.env.DH_BENCH_COST_EVENTS ?
           part('digest check of every event (sha256)', digestMs),
           part('rebuild + compare (`verifyRequest`, pure)', pureMs),
           '',
-          'Why: the gate re-reads and re-validates the whole log at every step, so its cost is linear in the log',
-          'while a round trip is constant. What would close it without weakening the invariant (the request must',
-          "be derived from what the store holds, not from the live cache): keep the gate's own verified copy per",
-          'session and re-read only the rows after its head, checking that the head row is unchanged by its stored',
-          'digest (a store-side hash chain over digests would make that one comparison cover the whole prefix). The',
-          'per-step cost is then the new events only (~6 per step: a few hundred µs), independent of the log size;',
-          'a full re-read could stay as a periodic or on-resume audit.',
+          'The warm gate keeps the invariant whole: the request is still rebuilt from what a fresh read of every',
+          'row returns, and a row changed behind its back (even with a matching digest) is validated again and',
+          'changes the rebuild. What it saves is re-validating and re-deriving rows that are byte-identical to',
+          'ones it verified itself; what remains is the SQL fetch and the comparison, linear but small.',
         ].join('\n'),
       },
     ];

@@ -18,9 +18,14 @@ const CYCLE: readonly LogCommand[] = [
 
 /** At least `size` events, cut to exactly `size` at the end of the last whole cycle's events. */
 export function workloadEvents(size: number, sessionId = 'bench'): SessionEvent[] {
+  return workloadDriver(size, sessionId).session.events.slice(0, size);
+}
+
+/** The workload run to at least `size` events; its `steps` hold each step's request and the log length it derives from. */
+export function workloadDriver(size: number, sessionId = 'bench'): LogDriver {
   const driver = new LogDriver(sessionId);
   while (driver.session.head < size) driver.run(CYCLE);
-  return driver.session.events.slice(0, size);
+  return driver;
 }
 
 /** A log of about `size` events that ends inside an open step, ready for a request (what the gate sees). */

@@ -13,7 +13,7 @@ import {
   type RequestHeader,
 } from '../src/core/index.js';
 import { SessionCache } from '../src/activities/session-cache.js';
-import { verifyOutboundRequest } from '../src/activities/verify-outbound-request.js';
+import { OutboundGate } from '../src/activities/outbound-gate.js';
 import { callModel } from '../src/providers/call-model.js';
 import { toWireBody } from '../src/providers/wire-body.js';
 import type { ProviderProfile } from '../src/providers/provider-profiles.js';
@@ -61,6 +61,7 @@ async function coreDriver(
     tools,
   })({ sessionId, turn: 1, step: 1, events: [], firstOfInstance: true, current: undefined });
   const cache = store ? new SessionCache(store) : null;
+  const gate = store ? new OutboundGate(store) : null;
   if (store) await store.create(sessionId, { createdAt: Date.now() });
   let session = cache ? await cache.load(sessionId) : new Session(sessionId);
   const append = async (drafts: EventDraft[]): Promise<void> => {
@@ -101,7 +102,7 @@ async function coreDriver(
       await append(boundary);
       if (step === 1) await append([{ type: 'request/header', at: now, turn: 1, step, reason: 'initial', header }]);
       const built = buildSessionRequest(session);
-      const request = store ? await verifyOutboundRequest(store, built) : verifyRequest(built, session.events);
+      const request = gate ? await gate.verify(built) : verifyRequest(built, session.events);
       const wire = await toWireBody(request, profile);
       await append([{ type: 'request/sent', at: now, turn: 1, step, digest: wire.digest, bytes: wire.bytes }]);
       const result = await callModel({

@@ -49,13 +49,15 @@ import { receiptsSince, SessionCache } from './session-cache.js';
 import type { ClaimedMessage, SessionRuntime, ToolContext, ToolDefinition } from './session-runtime.js';
 import { stepRecord } from './step-events.js';
 import { toApplicationFailure } from './to-application-failure.js';
-import { verifyOutboundRequest } from './verify-outbound-request.js';
+import { OutboundGate } from './outbound-gate.js';
 
 /** How many recent message ids a (re)opened session hands the workflow for deduplication. */
 const RECENT_IDS = 2_000;
 
 export function createSessionActivities(runtime: SessionRuntime) {
   const cache = new SessionCache(runtime.store, runtime.sessionCache);
+  // The gate reads the store itself and keeps its own memory of verified rows, never the cache's.
+  const gate = new OutboundGate(runtime.store);
 
   /**
    * The activity edge for one session. A read that finds the stored log damaged (INVALID_EVENT, e.g. the
@@ -216,7 +218,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
         const stepContext = { sessionId, turn, step, events: session.events };
         const built = buildSessionRequest(session);
         const observed = runtime.onRequest ? runtime.onRequest(built, stepContext) : built;
-        const request = await verifyOutboundRequest(runtime.store, observed);
+        const request = await gate.verify(observed);
         const wire = await toWireBody(request, runtime.profile);
         if (!record.sent) {
           session = await cache.append(session, [

@@ -13,9 +13,18 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** True when `value` and everything reachable from it is frozen. */
+/**
+ * True when `value` and everything reachable from it is frozen. A positive answer is remembered by
+ * identity (a deep-frozen object stays so forever), so checking a request whose messages were checked at
+ * an earlier step walks only what is new.
+ */
 export function isDeepFrozen(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return true;
+  if (knownDeepFrozen.has(value)) return true;
   if (!Object.isFrozen(value)) return false;
-  return Object.values(value).every(isDeepFrozen);
+  if (!Object.values(value).every(isDeepFrozen)) return false;
+  knownDeepFrozen.add(value);
+  return true;
 }
+
+const knownDeepFrozen = new WeakSet<object>();

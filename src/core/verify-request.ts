@@ -14,6 +14,20 @@ import { ErrorCode, InvariantError } from './errors.js';
  * rebuilt request on success.
  */
 export function verifyRequest(request: BuiltRequest, events: readonly SessionEvent[]): BuiltRequest {
+  assertDeepFrozen(request);
+  return verifyAgainst(request, buildRequest(request.sessionId, events));
+}
+
+/**
+ * The same check against a request already rebuilt from a fresh read (e.g. incrementally, from a
+ * session admitted only from store rows): throws unless `request` is deep-frozen and equal to `expected`.
+ */
+export function verifyRequestAgainst(request: BuiltRequest, expected: BuiltRequest): BuiltRequest {
+  assertDeepFrozen(request);
+  return verifyAgainst(request, expected);
+}
+
+function assertDeepFrozen(request: BuiltRequest): void {
   if (!isDeepFrozen(request)) {
     throw new InvariantError(
       ErrorCode.RequestNotFrozen,
@@ -22,7 +36,9 @@ export function verifyRequest(request: BuiltRequest, events: readonly SessionEve
       'the request is not deep-frozen',
     );
   }
-  const expected = buildRequest(request.sessionId, events);
+}
+
+function verifyAgainst(request: BuiltRequest, expected: BuiltRequest): BuiltRequest {
   const where = firstDifference(request, expected);
   if (where !== null) {
     throw new InvariantError(
@@ -67,5 +83,21 @@ export function firstDifference(actual: BuiltRequest, expected: BuiltRequest): s
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
-  return canonicalJson(a) === canonicalJson(b);
+  return frozenCanonicalJson(a) === frozenCanonicalJson(b);
+}
+
+/**
+ * Canonical JSON of values that can never change again: a deep-frozen object's text is computed once and
+ * remembered by identity. Requests keep their messages across steps (the derivation reuses its frozen
+ * messages), so comparing step after step costs only the new messages. Anything not deep-frozen is
+ * serialized afresh every time.
+ */
+const canonicalOfFrozen = new WeakMap<object, string>();
+function frozenCanonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return canonicalJson(value);
+  const known = canonicalOfFrozen.get(value);
+  if (known !== undefined) return known;
+  const text = canonicalJson(value);
+  if (isDeepFrozen(value)) canonicalOfFrozen.set(value, text);
+  return text;
 }

@@ -3,6 +3,7 @@
 import { nativeEventDigest } from './native-sha256.js';
 import { ErrorCode, InvalidEventError, StoreError } from '../core/errors.js';
 import { parseEvent, type SessionEvent } from '../core/events.js';
+import type { VerifiedRows } from './verified-rows.js';
 
 /**
  * One `events` row. `body` is the event's JSON text exactly as appended; the other columns index it.
@@ -85,7 +86,12 @@ const NOT_SQL_TEXT = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])
 const ESCAPED_IN_ID_COLUMN = new RegExp(`\\\\|${NOT_SQL_TEXT.source}`, 'g');
 
 /** Loads rows that must be the contiguous run `fromSeq, fromSeq + 1, ...`: a hole is a damaged log. */
-export function rowsToEvents(sessionId: string, fromSeq: number, rows: readonly EventRow[]): SessionEvent[] {
+export function rowsToEvents(
+  sessionId: string,
+  fromSeq: number,
+  rows: readonly EventRow[],
+  verified?: VerifiedRows,
+): SessionEvent[] {
   return rows.map((row, i) => {
     if (row.seq !== fromSeq + i) {
       // Damage, not a race: INVALID_EVENT, which no retry can clear (unlike a retryable SEQ_GAP).
@@ -95,7 +101,8 @@ export function rowsToEvents(sessionId: string, fromSeq: number, rows: readonly 
         `missing from the stored log (next stored seq is ${row.seq})`,
       );
     }
-    return rowToEvent(sessionId, row);
+    if (!verified) return rowToEvent(sessionId, row);
+    return verified.lookup(row) ?? verified.remember(row, rowToEvent(sessionId, row));
   });
 }
 

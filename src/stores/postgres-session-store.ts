@@ -12,7 +12,7 @@ import {
   sessionNotFound,
   type EventRow,
 } from './event-row.js';
-import type { AppendResult, CreateSessionOptions, SessionStore, SessionSummary } from './session-store.js';
+import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';
 
 // `body` is TEXT, not jsonb: jsonb reorders keys, drops duplicate ones and renormalizes numbers, so the
 // stored bytes would stop being the appended ones. The digest column covers integrity; nothing here
@@ -106,7 +106,7 @@ export class PostgresSessionStore implements SessionStore {
     );
   }
 
-  async read(sessionId: string, fromSeq?: number, toSeq?: number): Promise<SessionEvent[]> {
+  async read(sessionId: string, fromSeq?: number, toSeq?: number, options?: ReadOptions): Promise<SessionEvent[]> {
     assertSessionId('sessionId', sessionId);
     const { from, to } = readRange(fromSeq, toSeq);
     const result = await this.pool.query<PgEventRow>(
@@ -116,7 +116,7 @@ export class PostgresSessionStore implements SessionStore {
     );
     const rows = result.rows.map(toEventRow);
     if (rows.length === 0) await this.head(sessionId); // throws SESSION_NOT_FOUND for an unknown session
-    return rowsToEvents(sessionId, from, rows);
+    return rowsToEvents(sessionId, from, rows, options?.verified);
   }
 
   async head(sessionId: string): Promise<number> {

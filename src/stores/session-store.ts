@@ -1,6 +1,7 @@
 // The persistence contract every session-log backend implements (SQLite, PostgreSQL). One conformance
 // suite (test/stores/session-store-conformance.ts) runs against each backend.
 import type { SessionEvent } from '../core/events.js';
+import type { VerifiedRows } from './verified-rows.js';
 
 /** What an append reports per event: enough for the workflow history to mirror the log. */
 export interface AppendReceipt {
@@ -48,11 +49,20 @@ export interface SessionStore {
    * `DUPLICATE_MESSAGE_ID`. An unknown session is `SESSION_NOT_FOUND`.
    */
   append(sessionId: string, expectedSeq: number, events: readonly SessionEvent[]): Promise<AppendResult>;
-  /** Events with `fromSeq <= seq < toSeq` (defaults: all), validated on load, in seq order. */
-  read(sessionId: string, fromSeq?: number, toSeq?: number): Promise<SessionEvent[]>;
+  /**
+   * Events with `fromSeq <= seq < toSeq` (defaults: all), validated on load, in seq order. With
+   * `options.verified`, a row identical to one that memo already validated yields that same event object
+   * (every row is still fetched and compared); a new or changed row is validated in full and remembered.
+   */
+  read(sessionId: string, fromSeq?: number, toSeq?: number, options?: ReadOptions): Promise<SessionEvent[]>;
   /** Next free seq. `SESSION_NOT_FOUND` for an unknown session. */
   head(sessionId: string): Promise<number>;
   /** Sessions, newest first. */
   list(options?: { limit?: number }): Promise<SessionSummary[]>;
   close(): Promise<void>;
+}
+
+export interface ReadOptions {
+  /** The reader's memo of rows it has verified before (see VerifiedRows). */
+  readonly verified?: VerifiedRows;
 }

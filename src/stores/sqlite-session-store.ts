@@ -18,7 +18,7 @@ import {
   sessionNotFound,
   type EventRow,
 } from './event-row.js';
-import type { AppendResult, CreateSessionOptions, SessionStore, SessionSummary } from './session-store.js';
+import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -99,7 +99,7 @@ export class SqliteSessionStore implements SessionStore {
     );
   }
 
-  read(sessionId: string, fromSeq?: number, toSeq?: number): Promise<SessionEvent[]> {
+  read(sessionId: string, fromSeq?: number, toSeq?: number, options?: ReadOptions): Promise<SessionEvent[]> {
     return run(() => {
       assertSessionId('sessionId', sessionId);
       const { from, to } = readRange(fromSeq, toSeq);
@@ -107,7 +107,7 @@ export class SqliteSessionStore implements SessionStore {
       return this.db.transaction(() => {
         const rows = this.stmt.readRange.all(sessionId, from, to ?? Number.MAX_SAFE_INTEGER) as EventRow[];
         if (rows.length === 0 && this.stmt.selectSession.get(sessionId) === undefined) throw sessionNotFound(sessionId);
-        return rowsToEvents(sessionId, from, rows);
+        return rowsToEvents(sessionId, from, rows, options?.verified);
       })();
     });
   }

@@ -84,7 +84,7 @@ export async function writeLog(store: SqliteSessionStore, sessionId: string, eve
 
 /**
  * Rewrites the first tool result's output behind the store's back. With `fixDigest` the digest column
- * is rewritten too, so the row still loads (as in test/activities/verify-outbound-request.test.ts).
+ * is rewritten too, so the row still loads (as in test/activities/outbound-gate.test.ts).
  * Returns the tampered seq.
  */
 export function tamperToolResult(dbPath: string, sessionId: string, fixDigest: boolean): number {

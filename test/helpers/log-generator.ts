@@ -22,6 +22,8 @@ export type LogCommand =
 
 export interface StepRecord {
   readonly request: BuiltRequest;
+  /** The log's length when the request was built (it derives from events [0, head)). */
+  readonly head: number;
   /** Increments on every header change. */
   readonly epoch: number;
   readonly replaceGeneration: number;
@@ -149,6 +151,7 @@ export class LogDriver {
     }
     this.steps.push({
       request: buildSessionRequest(this.session),
+      head: this.session.head,
       epoch: this.#epoch,
       replaceGeneration: this.session.replaceGeneration,
     });
