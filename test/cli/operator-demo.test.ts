@@ -1,10 +1,12 @@
 // `dh demo` end to end on the embedded local stack (TEMPORAL_ADDRESS unset, a temp DH_HOME, free
-// ports): it exits 0, its session went through every beat, and `dh audit` passes it afterwards.
+// ports): it exits 0, its session went through every beat, and `dh audit` passes it afterwards; and
+// Ctrl-C mid-demo leaves no worker behind.
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../src/local-stack/dev-server.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
-import { cleanEnv, describeRun, runDh, tempHome } from './operator-cli.js';
+import { cleanEnv, DH_BIN, describeRun, runDh, tempHome } from './operator-cli.js';
 
 describe('dh demo', () => {
   const home = tempHome('dh-cli-demo-');
@@ -32,7 +34,7 @@ describe('dh demo', () => {
     expect(demo.stdout).toContain('history mirror: ok (');
     const id = /^session: (\S+)$/m.exec(demo.stdout)?.[1];
     if (id === undefined) throw new Error(`no session id in the output\n${describeRun(demo)}`);
-    expect(demo.stdout).toContain(`dh show ${id} --step 3.2`);
+    expect(demo.stdout).toContain(`npx dh show ${id} --step 3.2`);
 
     const store = SqliteSessionStore.open(join(home.home, 'sessions.db'));
     try {
@@ -55,4 +57,33 @@ describe('dh demo', () => {
     expect(audit.stdout).toContain('AUDIT PASSED');
     expect(audit.stdout).toContain('history mirror: ok (');
   }, 300_000);
+
+  it('Ctrl-C mid-demo stops its worker (which `dh down` would not find) and exits 130', async () => {
+    if (!env) throw new Error('the first test sets up the stack');
+    const child = spawn(process.execPath, [DH_BIN, 'demo'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const deadline = Date.now() + 180_000;
+    let workerPid: number | undefined;
+    while (workerPid === undefined && Date.now() < deadline) {
+      workerPid = Number(/worker pid (\d+) ready/.exec(stdout)?.[1]) || undefined;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    if (workerPid === undefined) throw new Error(`the demo never reported its worker:\n${stdout}`);
+    child.kill('SIGINT');
+    expect(await exited, stdout).toBe(130);
+    expect(stdout).toContain('SIGINT: stopping the demo worker');
+    expect(alive(workerPid), `worker ${workerPid} still running after the demo exited`).toBe(false);
+  }, 240_000);
 });
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -237,7 +237,7 @@ describe('a new user, from a fresh clone', () => {
       if (session === undefined)
         throw new Error(`\`${commands.demo}\` printed no "session: <id>" line\n${explain(demo, home)}`);
       // The demo's own "next, try" list is where a new user finds the audit command.
-      expect(demo.stdout, explain(demo, home)).toMatch(new RegExp(`^ +dh audit ${session} +#`, 'm'));
+      expect(demo.stdout, explain(demo, home)).toMatch(new RegExp(`^ +npx dh audit ${session} +#`, 'm'));
 
       const audit = await sh(commands.audit(session), clone, env, AUDIT_TIMEOUT_MS);
       timed(commands.audit('<session>'), audit.ms);

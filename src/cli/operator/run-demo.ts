@@ -37,11 +37,21 @@ const WORKER_READY_MS = 180_000;
 export async function demoCommand(options: { script?: string }): Promise<void> {
   const base = loadCliConfig();
   const demo = new Demo(base, options.script ?? DEFAULT_SCRIPT);
+  // Ctrl-C or a TERM mid-demo must not leave its worker (its own process group, not in stack.json, so
+  // `dh down` would not find it) or its session's workflow behind.
+  const interrupted = (signal: NodeJS.Signals): void => {
+    say(`\n${signal}: stopping the demo worker and closing the demo session`);
+    void demo.cleanup().finally(() => process.exit(signal === 'SIGINT' ? ExitCode.Detached : 143));
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
   try {
     const ok = await demo.run();
     if (!ok) process.exitCode = ExitCode.Error;
   } finally {
     await demo.cleanup();
+    process.off('SIGINT', interrupted);
+    process.off('SIGTERM', interrupted);
   }
 }
 
@@ -56,6 +66,7 @@ class Demo {
   readonly #sessionId = `demo-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${Math.random().toString(16).slice(2, 6)}`;
   readonly #taskQueue = `dh-demo-${this.#sessionId}`;
   #store: SessionStore | null = null;
+  #cleaning: Promise<void> | null = null;
   /** Set until the session's workflow has completed: a failed demo terminates it (its worker is gone). */
   #openSession: (() => Promise<void>) | null = null;
   #worker: WorkerChild | null = null;
@@ -163,16 +174,16 @@ class Demo {
     }
     const forkAt = forkPoint(events);
     const hints: [string, string][] = [
-      [`dh log ${id}`, 'the log, one line per event'],
-      [`dh show ${id}`, 'usage, cache-read share, turns'],
-      [`dh show ${id} --step 3.2`, 'the exact request after the inject and the steer'],
-      [`dh replay ${id}`, 'every request re-derived offline, digest-checked'],
-      [`dh audit ${id}`, 'this report again'],
+      [`npx dh log ${id}`, 'the log, one line per event'],
+      [`npx dh show ${id}`, 'usage, cache-read share, turns'],
+      [`npx dh show ${id} --step 3.2`, 'the exact request after the inject and the steer'],
+      [`npx dh replay ${id}`, 'every request re-derived offline, digest-checked'],
+      [`npx dh audit ${id}`, 'this report again'],
       ...(forkAt !== null
-        ? [[`dh fork ${id} --at ${forkAt}`, 'a new session branching after turn 2'] as [string, string]]
+        ? [[`npx dh fork ${id} --at ${forkAt}`, 'a new session branching after turn 2'] as [string, string]]
         : []),
       [`dh resume ${id}`, 'a new run of the closed session (on your configured provider)'],
-      [`dh export ${id} --out ${id}.jsonl`, 'the log as JSONL'],
+      [`npx dh export ${id} --out ${id}.jsonl`, 'the log as JSONL'],
     ];
     const width = Math.max(...hints.map(([command]) => command.length));
     await writeOut(
@@ -187,10 +198,14 @@ class Demo {
     return report.ok;
   }
 
-  async cleanup(): Promise<void> {
-    await this.#openSession?.().catch(() => undefined);
-    await this.#stopWorker().catch(() => undefined);
-    for (const cleanup of this.#cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+  /** Idempotent: a signal may arrive while the normal cleanup runs; both wait for the same one. */
+  cleanup(): Promise<void> {
+    this.#cleaning ??= (async () => {
+      await this.#openSession?.().catch(() => undefined);
+      await this.#stopWorker().catch(() => undefined);
+      for (const cleanup of this.#cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
+    })();
+    return this.#cleaning;
   }
 
   async #bundle(): Promise<string> {
