@@ -82,6 +82,7 @@ export interface SessionStateView {
   /** Next free seq of the session log as the workflow knows it. */
   readonly head: number;
   readonly rejectedSignals: number;
+  /** The last refused signal and why (`followup: content: …`), at most 500 characters. */
   readonly lastRejection: string | null;
   readonly wakeLatched: boolean;
   readonly closing: boolean;

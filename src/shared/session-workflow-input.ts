@@ -1,5 +1,6 @@
 // The session workflow's input: its id, limits, and — on continue-as-new — the state carried over.
 import type { IngressMessage, LoopInstance, QueuedRef } from './activity-contracts.js';
+import type { SessionStateView } from './session-messages.js';
 
 /** Per-turn and per-session limits. A turn that reaches one ends with `max-steps` or `budget`. */
 export interface SessionLimits {
@@ -49,6 +50,17 @@ export interface SessionCarry {
   readonly hostTaskQueue?: string;
   /** An accepted `compact` update not yet acted on (the hand-over must not drop it). */
   readonly compactRequested?: 'summary' | 'prune';
+  // What the `state` query reports about the whole session, so a continued run does not forget it.
+  // Optional: carries written before these existed lack them, and the run starts them fresh (as it did).
+  // Decisions never read them, so they change no command. Small by construction: numbers and short strings.
+  /** How the last turn ended (absent: no turn has ended yet, or an older carry). */
+  readonly lastTurnEnd?: NonNullable<SessionStateView['lastTurnEnd']>;
+  /** Token usage summed over every model step of the session. */
+  readonly usage?: SessionStateView['usage'];
+  /** Compactions applied over the session. */
+  readonly compactions?: number;
+  /** The last refused signal and why (bounded in length by the workflow). */
+  readonly lastRejection?: string;
 }
 
 export interface SessionWorkflowInput {

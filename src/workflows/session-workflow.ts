@@ -63,6 +63,8 @@ import {
 
 /** How many recent message ids the workflow remembers for deduplication (the store is the authority). */
 const RECENT_IDS = 2_000;
+/** Longest `lastRejection` kept: it names a payload problem (which can quote a key) and is carried over. */
+const MAX_REJECTION_CHARS = 500;
 const INTERRUPTED = Symbol('interrupted');
 
 export async function agentSession(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
@@ -70,7 +72,8 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   const limits: SessionLimits = { ...DEFAULT_LIMITS, ...input.limits };
   const carry = input.carry;
 
-  // ---- state (everything here is carried across continue-as-new; see SessionCarry) ----
+  // ---- state (carried across continue-as-new, see SessionCarry, except what only lives inside a turn:
+  // status, current turn/step, the abort flag and scope, a pending approval and its decision) ----
   let head = carry?.head ?? 0;
   let lastTurn = carry?.lastTurn ?? 0;
   let queue: QueuedRef[] = [...(carry?.queue ?? [])];
@@ -83,19 +86,24 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   let sessionSteps = carry?.sessionSteps ?? 0;
   let sessionTokens = carry?.sessionTokens ?? 0;
   let rejectedSignals = carry?.rejectedSignals ?? 0;
-  let lastRejection: string | null = null;
+  let lastRejection: string | null = carry?.lastRejection ?? null;
   let status: SessionStatus = 'idle';
   let currentTurn = 0;
   let currentStep = 0;
   let aborting = false;
   let activeScope: CancellationScope | null = null;
-  let lastTurnEnd: SessionStateView['lastTurnEnd'] = null;
-  const usage = { inputUncached: 0, cacheRead: 0, output: 0, reasoning: 0 };
+  let lastTurnEnd: SessionStateView['lastTurnEnd'] = carry?.lastTurnEnd ?? null;
+  const usage = {
+    inputUncached: carry?.usage?.inputUncached ?? 0,
+    cacheRead: carry?.usage?.cacheRead ?? 0,
+    output: carry?.usage?.output ?? 0,
+    reasoning: carry?.usage?.reasoning ?? 0,
+  };
   let hostTaskQueue = carry?.hostTaskQueue;
   let pendingApproval: PendingApproval | null = null;
   const approvals = new Map<string, ApprovalDecisionInput>();
   let compactRequested: 'summary' | 'prune' | null = carry?.compactRequested ?? null;
-  let compactions = 0;
+  let compactions = carry?.compactions ?? 0;
   const sessionActivities = sessionProxy();
   const modelActivities = modelProxy();
 
@@ -138,7 +146,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
 
   const reject = (signal: string, problem: string): void => {
     rejectedSignals++;
-    lastRejection = `${signal}: ${problem}`;
+    lastRejection = `${signal}: ${problem}`.slice(0, MAX_REJECTION_CHARS);
   };
 
   const messageSignal =
@@ -536,6 +544,10 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         continuedRuns: (carry?.continuedRuns ?? 0) + 1,
         ...(hostTaskQueue !== undefined ? { hostTaskQueue } : {}),
         ...(compactRequested !== null ? { compactRequested } : {}),
+        ...(lastTurnEnd !== null ? { lastTurnEnd } : {}),
+        usage: { ...usage },
+        compactions,
+        ...(lastRejection !== null ? { lastRejection } : {}),
       };
       return await continueAsNew<typeof agentSession>({
         sessionId,
