@@ -258,6 +258,19 @@ const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    name: 'budget-refused',
+    play: async (rt, id) => {
+      const handle = await rt.start(id, { maxSessionSteps: 1 });
+      await handle.signal(followupSignal, { content: 'bye' });
+      await waitForTurnEnd(rt.store, id, 1);
+      // The budget is spent: this followup gets one refused turn that consumes it, then the session idles.
+      await handle.signal(followupSignal, { content: 'bye again' });
+      const events = await waitForTurnEnd(rt.store, id, 2);
+      expectThat(turnEnds(events).join() === '1:completed,2:budget', 'the second turn is refused by the budget');
+      return handle;
+    },
+  },
+  {
     name: 'close-drains',
     play: async (rt, id) => {
       const handle = await rt.start(id);

@@ -40,6 +40,7 @@ import type {
   ModelStepOutcome,
   OpenSessionInput,
   OpenSessionOutcome,
+  SessionTotals,
   ToolStepInput,
   ToolStepOutcome,
 } from '../shared/activity-contracts.js';
@@ -102,6 +103,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
           lastTurn: session.state.lastTurn,
           queue,
           messageIds: [...session.state.seenMessageIds].slice(-RECENT_IDS),
+          totals: sessionTotals(session),
         };
       });
     },
@@ -602,6 +604,21 @@ export function createSessionActivities(runtime: SessionRuntime) {
     async closeTurn(input: CloseTurnInput): Promise<OpenSessionOutcome> {
       return guarded(input.sessionId, async () => {
         let session = await cache.load(input.sessionId);
+        if (input.refuse) {
+          // Opened only to be refused: turn/start and the claim of the batch that woke it (as a pre-step
+          // rejection logs it), so the batch leaves the queue with the turn's end. Each piece at most once.
+          session = await cache.append(session, ingressDrafts(session, input.ingress));
+          if (session.state.lastTurn < input.turn) {
+            session = await cache.append(session, [{ type: 'turn/start', at: input.at, turn: input.turn }]);
+          }
+          const state = session.state;
+          const claimable = input.refuse.claim.filter((id) => state.queue.has(id));
+          if (claimable.length > 0 && state.openTurn === input.turn && state.lastStep === 0 && !state.pendingClaim) {
+            session = await cache.append(session, [
+              { type: 'inbox/claim', at: input.at, turn: input.turn, step: 1, messageIds: claimable },
+            ]);
+          }
+        }
         const drafts = ingressDrafts(session, input.ingress);
         // An open compaction (a failed summary call) is abandoned first: no step may start while it is open.
         if (session.state.openCompaction !== null) {
@@ -649,6 +666,33 @@ function blocked(base: AppendOutcome): ModelStepOutcome {
 }
 
 /** Drafts logging arrived messages; ids already in the log (a retry, a client's duplicate) are skipped. */
+/** The whole session's counts as the log holds them (what a run without a carry starts from). */
+function sessionTotals(session: Session): SessionTotals {
+  const usage = { inputUncached: 0, cacheRead: 0, output: 0, reasoning: 0 };
+  let steps = 0;
+  let compactions = 0;
+  for (const e of session.events) {
+    if (e.type === 'assistant/message') {
+      steps++;
+      if (e.usage) {
+        usage.inputUncached += e.usage.inputUncached;
+        usage.cacheRead += e.usage.cacheRead;
+        usage.output += e.usage.output;
+        usage.reasoning += e.usage.reasoning;
+      }
+    } else if (e.type === 'compact/end' && e.outcome === 'applied') {
+      compactions++;
+    }
+  }
+  const end = session.state.lastTurnEnd;
+  return {
+    steps,
+    usage,
+    compactions,
+    lastTurnEnd: end ? { turn: end.turn, reason: end.reason, errorCode: end.error?.code ?? null } : null,
+  };
+}
+
 function ingressDrafts(session: Session, ingress: readonly IngressMessage[]): EventDraft[] {
   const drafts: EventDraft[] = [];
   for (const m of ingress) {

@@ -57,6 +57,19 @@ export interface OpenSessionOutcome extends AppendOutcome {
   /** Messages still queued in the log (rebuilt on resume). */
   readonly queue: readonly QueuedRef[];
   readonly messageIds: readonly string[];
+  /**
+   * What the log holds of the whole session so far (openSession only): a run that starts without a carry
+   * (a resume after close, a fresh start over an existing log) counts budgets and reports state from it.
+   */
+  readonly totals?: SessionTotals;
+}
+
+export interface SessionTotals {
+  /** Model steps answered (assistant messages in the log). */
+  readonly steps: number;
+  readonly usage: Usage;
+  readonly compactions: number;
+  readonly lastTurnEnd: { readonly turn: number; readonly reason: string; readonly errorCode: string | null } | null;
 }
 
 export interface InboxInput {
@@ -131,6 +144,11 @@ export interface CloseTurnInput extends InboxInput {
   readonly reason: TurnEndReason;
   readonly error?: { readonly code: string; readonly message: string };
   readonly at: number;
+  /**
+   * A turn refused before it started (a spent session budget): open it and claim these waiting messages
+   * for its first step, so the batch that woke the session is consumed (and visible) with the turn's end.
+   */
+  readonly refuse?: { readonly claim: readonly string[] };
 }
 
 export interface CompactInput extends InboxInput {

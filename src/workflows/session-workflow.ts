@@ -333,6 +333,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     turn: number,
     reason: 'completed' | 'aborted' | 'max-steps' | 'budget' | 'error',
     error?: { code: string; message: string },
+    refuse?: { claim: readonly string[] },
   ) => {
     const passed = ingress.slice();
     const outcome = await sessionActivities.closeTurn({
@@ -343,6 +344,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       reason,
       ...(error ? { error } : {}),
       at: Date.now(),
+      ...(refuse ? { refuse } : {}),
     });
     absorb(outcome, passed);
     queue = [...outcome.queue];
@@ -388,7 +390,23 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
           turnTokens >= limits.maxTurnTokens ||
           sessionTokens >= limits.maxSessionTokens ||
           Date.now() - startedAt >= limits.maxTurnMs;
-        if (overBudget) return await endTurn(turn, 'budget');
+        if (overBudget) {
+          // A spent session budget refuses a turn before it starts. The batch that woke the session must
+          // leave the queue with the refusal, or the wake stays set and the loop would start the next
+          // refused turn at once, forever (runs recorded before this went that way).
+          if (!turnStarted && patched('budget-refusal-consumes-batch')) {
+            return await endTurn(
+              turn,
+              'budget',
+              {
+                code: 'SESSION_BUDGET_SPENT',
+                message: `the session budget is spent (${sessionSteps} of ${limits.maxSessionSteps} steps, ${sessionTokens} of ${limits.maxSessionTokens} tokens)`,
+              },
+              { claim: claimFor(step) },
+            );
+          }
+          return await endTurn(turn, 'budget');
+        }
         currentStep = step;
         if (compactRequested) await compactNow(compactRequested === 'prune' ? 'prune' : 'manual');
         const claim = claimFor(step);
@@ -515,6 +533,16 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     lastTurn = opened.lastTurn;
     queue = [...opened.queue];
     for (const id of opened.messageIds) remember(id);
+    // A run over an existing log (a resume after close) continues its budgets and its state view from
+    // the log; runs recorded before totals existed have none and start from zero as they did.
+    const totals = opened.totals;
+    if (totals) {
+      sessionSteps = totals.steps;
+      Object.assign(usage, totals.usage);
+      sessionTokens = usage.inputUncached + usage.cacheRead + usage.output + usage.reasoning;
+      compactions = totals.compactions;
+      lastTurnEnd = totals.lastTurnEnd;
+    }
   }
 
   for (;;) {
