@@ -4,12 +4,15 @@
 // `npm run chaos` runs the full version (100 trials) and writes its table to RELIABILITY.md.
 // Plus a regression the harness found: a `compact` update accepted just before a continue-as-new.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { resolveTemporalCli } from '../../src/local-stack/temporal-cli.js';
-import { startDevServer, type DevServer } from '../../src/local-stack/dev-server.js';
 import { compactUpdate, followupSignal } from '../../src/shared/session-messages.js';
 import { formatProblems, formatSummary, runChaos } from '../helpers/chaos/chaos-run.js';
 import { waitForLog } from '../helpers/scenario-runtime.js';
-import { startHarness, waitForState, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
+import {
+  type Harness,
+  startHarnessOnOwnServer,
+  waitForState,
+  waitForTurnEnd,
+} from '../helpers/session-harness.js';
 import { echoTool } from '../helpers/test-tools.js';
 
 const CI_TRIALS = 8;
@@ -37,32 +40,31 @@ describe('chaos (CI size)', () => {
 });
 
 describe('regression: a compact update accepted right before a continue-as-new', () => {
-  let server: DevServer;
   let h: Harness;
   beforeAll(async () => {
     // Continue-as-new suggested within any turn: every turn boundary hands over to a new run.
-    server = await startDevServer({
-      cliPath: await resolveTemporalCli(),
-      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 5 },
-    });
-    h = await startHarness({
-      script: {
-        mode: 'match',
-        replies: [
-          { match: { lastUserContains: 'Summarize the conversation' }, text: 'Summary: one short turn.', repeat: 10 },
-          // Turn 2 streams for ~2 s: the update lands during its last (only) step.
-          { match: { lastUserContains: 'turn 2' }, text: 'a slow answer '.repeat(5), chunkSize: 4, chunkDelayMs: 100 },
-          { text: 'ok', repeat: 100 },
-        ],
+    h = await startHarnessOnOwnServer(
+      { 'limit.historyCount.suggestContinueAsNew': 5 },
+      {
+        script: {
+          mode: 'match',
+          replies: [
+            { match: { lastUserContains: 'Summarize the conversation' }, text: 'Summary: one short turn.', repeat: 10 },
+            // Turn 2 streams for ~2 s: the update lands during its last (only) step.
+            {
+              match: { lastUserContains: 'turn 2' },
+              text: 'a slow answer '.repeat(5),
+              chunkSize: 4,
+              chunkDelayMs: 100,
+            },
+            { text: 'ok', repeat: 100 },
+          ],
+        },
+        tools: [echoTool],
       },
-      tools: [echoTool],
-      temporal: { address: server.address, namespace: server.namespace },
-    });
+    );
   }, 120_000);
-  afterAll(async () => {
-    await h?.stop();
-    await server?.stop();
-  });
+  afterAll(async () => h?.stop());
 
   it('is carried to the next run and compacts', async () => {
     const sessionId = 'compact-across-can';

@@ -5,8 +5,6 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPACTION_INSTRUCTION, type SessionEvent } from '../../src/core/index.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
-import { startDevServer, type DevServer } from '../../src/local-stack/dev-server.js';
-import { resolveTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import {
   compactUpdate,
   followupSignal,
@@ -21,10 +19,10 @@ import { waitForLog } from '../helpers/scenario-runtime.js';
 import { echoTool } from '../helpers/test-tools.js';
 import {
   expectProviderSawTheLog,
-  startHarness,
+  type Harness,
+  startHarnessOnOwnServer,
   waitForState,
   waitForTurnEnd,
-  type Harness,
 } from '../helpers/session-harness.js';
 
 type SessionHandle = WorkflowHandle<typeof agentSession>;
@@ -53,39 +51,33 @@ const refusedParse = MessageSignalPayload.safeParse(REFUSED);
 const REFUSAL = `followup: ${refusedParse.success ? '' : payloadProblem(refusedParse.error)}`;
 
 describe('state and session budgets across continue-as-new', () => {
-  let server: DevServer;
   let h: Harness;
   beforeAll(async () => {
-    server = await startDevServer({
-      cliPath: await resolveTemporalCli(),
-      // Suggest continue-as-new early: a run holds a few turns at most.
-      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 30 },
-    });
     const spend = { prompt_tokens: 1_000, completion_tokens: 0, total_tokens: 1_000 };
-    h = await startHarness({
-      script: {
-        mode: 'match',
-        replies: [
-          { match: { lastUserContains: SUMMARIZE }, text: 'The user chatted; nothing is pending.', repeat: 10 },
-          { match: { lastUserContains: 'chat' }, text: 'chatted', repeat: 20 },
-          { match: { lastUserContains: 'count steps' }, text: 'counted', repeat: 3 },
-          { match: { lastUserContains: 'one more step' }, toolCalls: [{ id: 's', name: 'echo', arguments: '{}' }] },
-          { match: { lastUserContains: 'spend' }, text: 'spent', usage: spend, repeat: 3 },
-          {
-            match: { lastUserContains: 'spend' },
-            toolCalls: [{ id: 't', name: 'echo', arguments: '{}' }],
-            usage: spend,
-          },
-        ],
+    // Suggest continue-as-new early: a run holds a few turns at most.
+    h = await startHarnessOnOwnServer(
+      { 'limit.historyCount.suggestContinueAsNew': 30 },
+      {
+        script: {
+          mode: 'match',
+          replies: [
+            { match: { lastUserContains: SUMMARIZE }, text: 'The user chatted; nothing is pending.', repeat: 10 },
+            { match: { lastUserContains: 'chat' }, text: 'chatted', repeat: 20 },
+            { match: { lastUserContains: 'count steps' }, text: 'counted', repeat: 3 },
+            { match: { lastUserContains: 'one more step' }, toolCalls: [{ id: 's', name: 'echo', arguments: '{}' }] },
+            { match: { lastUserContains: 'spend' }, text: 'spent', usage: spend, repeat: 3 },
+            {
+              match: { lastUserContains: 'spend' },
+              toolCalls: [{ id: 't', name: 'echo', arguments: '{}' }],
+              usage: spend,
+            },
+          ],
+        },
+        tools: [echoTool],
       },
-      tools: [echoTool],
-      temporal: { address: server.address, namespace: server.namespace },
-    });
+    );
   }, 120_000);
-  afterAll(async () => {
-    await h?.stop();
-    await server?.stop();
-  });
+  afterAll(async () => h?.stop());
 
   /** The input of the session's current run (the carry is absent only in the first run). */
   async function currentInput(sessionId: string): Promise<{ runId: string; input: SessionWorkflowInput }> {

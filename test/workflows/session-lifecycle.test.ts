@@ -6,15 +6,19 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import { closeSignal, followupSignal, sessionWorkflowId, stateQuery } from '../../src/shared/session-messages.js';
-import { resolveTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import {
   SESSION_STATUS_ATTRIBUTE,
   SESSION_TOKENS_ATTRIBUTE,
   SESSION_TURNS_ATTRIBUTE,
 } from '../../src/shared/search-attributes.js';
-import { startDevServer, type DevServer } from '../../src/local-stack/dev-server.js';
 import { echoTool } from '../helpers/test-tools.js';
-import { expectProviderSawTheLog, startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
+import {
+  expectProviderSawTheLog,
+  type Harness,
+  startHarness,
+  startHarnessOnOwnServer,
+  waitForTurnEnd,
+} from '../helpers/session-harness.js';
 
 const run = promisify(execFile);
 const turnEnds = (events: readonly SessionEvent[]) =>
@@ -133,34 +137,28 @@ describe('session lifecycle on a real Temporal server', () => {
 });
 
 describe('continue-as-new on a server that suggests it early', () => {
-  let server: DevServer;
   let h: Harness;
   beforeAll(async () => {
-    server = await startDevServer({
-      cliPath: await resolveTemporalCli(),
-      // Suggest continue-as-new after 40 events; terminate a run at 160 (a run without continue-as-new would die).
-      dynamicConfig: {
+    // Suggest continue-as-new after 40 events; terminate a run at 160 (a run without continue-as-new would die).
+    h = await startHarnessOnOwnServer(
+      {
         'limit.historyCount.suggestContinueAsNew': 40,
         'limit.historyCount.error': 160,
         'limit.historyCount.warn': 120,
       },
-    });
-    h = await startHarness({
-      script: {
-        // In order: each turn calls the tool once, then answers.
-        replies: Array.from({ length: 12 }, () => [
-          { toolCalls: [{ id: 'e', name: 'echo', arguments: '{"text":"x"}' }] },
-          { text: 'done' },
-        ]).flat(),
+      {
+        script: {
+          // In order: each turn calls the tool once, then answers.
+          replies: Array.from({ length: 12 }, () => [
+            { toolCalls: [{ id: 'e', name: 'echo', arguments: '{"text":"x"}' }] },
+            { text: 'done' },
+          ]).flat(),
+        },
+        tools: [echoTool],
       },
-      tools: [echoTool],
-      temporal: { address: server.address, namespace: server.namespace },
-    });
+    );
   }, 120_000);
-  afterAll(async () => {
-    await h?.stop();
-    await server?.stop();
-  });
+  afterAll(async () => h?.stop());
 
   it('runs twelve tool turns across several runs, with messages arriving across the hand-overs, and loses nothing', async () => {
     const handle = await h.start('can');
