@@ -1,5 +1,5 @@
-// Bundles the session workflows (src/workflows/index.ts) and the workflow tracing interceptors with
-// Temporal's webpack bundler into one file, so workers load prebuilt code instead of bundling at every start.
+// Bundles the session workflows (src/workflows/index.ts), optionally with the workflow tracing
+// interceptors, with Temporal's webpack bundler into one file, so workers load prebuilt code.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -19,13 +19,24 @@ export function sessionWorkflowsPath(): string {
   return existsSync(source) ? source : join(dir, 'index.js');
 }
 
-export async function bundleSessionWorkflows(outFile?: string): Promise<{ codePath: string }> {
+export interface BundleOptions {
+  /**
+   * Include Temporal's OpenTelemetry workflow interceptors (workflow spans, trace headers on activities).
+   * Off by default: they cost about 1.6 MiB per cached workflow (bench/RESULTS.md, idle sessions).
+   */
+  readonly tracing?: boolean;
+}
+
+export async function bundleSessionWorkflows(
+  outFile?: string,
+  options: BundleOptions = {},
+): Promise<{ codePath: string }> {
   const workflowsPath = sessionWorkflowsPath();
   let code: string;
   try {
     ({ code } = await bundleWorkflowCode({
       workflowsPath,
-      workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+      workflowInterceptorModules: options.tracing ? [...WORKFLOW_INTERCEPTOR_MODULES] : [],
       // Webpack's progress lines are noise; warnings and errors still show.
       logger: new DefaultLogger('WARN'),
     }));

@@ -1,5 +1,6 @@
-// Temporal's workflow-side tracing interceptors ship in every session-workflow bundle, so a bundle never
-// depends on the environment it was built in; with telemetry off their spans go to a sink that drops them.
+// Temporal's workflow-side tracing interceptors: in the workflow bundle only when telemetry is on (they cost
+// memory per cached workflow), and the sink their spans leave through (a dropping one when telemetry is off).
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import type { OpenTelemetrySinks } from '@temporalio/interceptors-opentelemetry';
 import type { InjectedSinks } from '@temporalio/worker';
@@ -10,7 +11,12 @@ export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [
   createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors'),
 ];
 
-/** Without this sink every workflow activation would log "unregistered external sink". */
+/** True when a prebuilt bundle carries the interceptors (bundleSessionWorkflows with `tracing`). */
+export async function bundleHasTracing(codePath: string): Promise<boolean> {
+  return (await readFile(codePath, 'utf8')).includes('OpenTelemetryInboundInterceptor');
+}
+
+/** A bundle with the interceptors but telemetry off would log "unregistered external sink" at every activation. */
 const DROP_WORKFLOW_SPANS: InjectedSinks<OpenTelemetrySinks> = {
   exporter: { export: { fn: () => undefined } },
 };

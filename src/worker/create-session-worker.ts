@@ -10,7 +10,11 @@ import type { SessionRuntime } from '../activities/session-runtime.js';
 import type { TemporalTls } from '../config/temporal-tls.js';
 import { DhError } from '../core/index.js';
 import type { Telemetry } from '../observability/telemetry.js';
-import { WORKFLOW_INTERCEPTOR_MODULES, workflowTracingSinks } from '../observability/workflow-tracing.js';
+import {
+  bundleHasTracing,
+  WORKFLOW_INTERCEPTOR_MODULES,
+  workflowTracingSinks,
+} from '../observability/workflow-tracing.js';
 import { hostTaskQueue, modelTaskQueue } from '../shared/task-queues.js';
 
 export const DEFAULT_TASK_QUEUE = 'dh-sessions';
@@ -52,6 +56,13 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
   const connection = await connect(options.address, options.tls);
   const hostQueue = hostTaskQueue(options.taskQueue, sanitize(options.hostId ?? hostname()));
   const activities = createSessionActivities({ ...options.runtime, hostTaskQueue: hostQueue });
+  // With telemetry on, workflow spans need the tracing interceptors in the workflow code: a prebuilt
+  // bundle without them is set aside and the workflows are bundled from source with them (a slower start).
+  const bundle =
+    options.workflowBundlePath !== undefined &&
+    (options.telemetry === undefined || (await bundleHasTracing(options.workflowBundlePath)))
+      ? options.workflowBundlePath
+      : undefined;
   // Heartbeats carry cancellation: flush them every second so an interrupt lands within about a
   // second instead of 80% of the heartbeat timeout.
   const common = {
@@ -63,8 +74,8 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
     ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
     interceptors: {
       activity: options.telemetry?.activityInterceptors ?? [],
-      // A prebuilt bundle already holds these (bundleSessionWorkflows); listing them again would only warn.
-      ...(options.workflowBundlePath ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }),
+      // Bundled from source here only; a prebuilt bundle has them or not (see workflowCode below).
+      ...(bundle === undefined && options.telemetry ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}),
     },
     sinks: workflowTracingSinks(options.telemetry),
   } as const;
@@ -72,8 +83,8 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
     Worker.create({
       ...common,
       taskQueue: options.taskQueue,
-      ...(options.workflowBundlePath
-        ? { workflowBundle: { codePath: options.workflowBundlePath } }
+      ...(bundle !== undefined
+        ? { workflowBundle: { codePath: bundle } }
         : { workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)) }),
     }),
     Worker.create({
