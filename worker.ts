@@ -78,6 +78,7 @@ export async function startWorker(
     namespace: config.namespace,
     taskQueue: config.taskQueue,
     modelConcurrency: config.modelConcurrency,
+    ...(config.workflowCacheMax !== undefined ? { maxCachedWorkflows: config.workflowCacheMax } : {}),
     ...(config.hostId !== undefined ? { hostId: config.hostId } : {}),
     ...(config.workflowBundlePath !== undefined ? { workflowBundlePath: config.workflowBundlePath } : {}),
     runtime: {

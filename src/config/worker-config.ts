@@ -33,6 +33,13 @@ const Env = z.object({
   DH_MODEL_CONCURRENCY: z.coerce.number().int().min(1).max(1000).optional(),
   DH_SESSION_CACHE_MAX: z.coerce.number().int().min(1).max(1_000_000).optional(),
   DH_SESSION_CACHE_IDLE_MS: z.coerce.number().int().min(1).max(604_800_000).optional(), // up to a week
+  // 0 is meaningful (no sticky cache), so a blank value must not coerce to it.
+  DH_WORKFLOW_CACHE_MAX: z
+    .string()
+    .regex(/^\d+$/, 'a whole number of workflows (0 turns the cache off)')
+    .transform(Number)
+    .pipe(z.number().max(1_000_000))
+    .optional(),
   DH_SHELL_SANDBOX: z.enum(['auto', 'bwrap', 'none']).optional(),
   DH_APPROVAL_ASK: z.string().optional(),
   DH_APPROVAL_DENY: z.string().optional(),
@@ -56,6 +63,8 @@ export interface WorkerConfig {
   /** Bounds of the worker's session cache; undefined = the cache's defaults. */
   readonly sessionCacheMax: number | undefined;
   readonly sessionCacheIdleMs: number | undefined;
+  /** Session workflows kept in the worker's sticky cache (Temporal's maxCachedWorkflows); SDK default when unset. */
+  readonly workflowCacheMax: number | undefined;
   readonly shellSandbox: 'auto' | 'bwrap' | 'none';
   /** Tool names that pause for approval / never run. */
   readonly approvalAsk: readonly string[];
@@ -102,6 +111,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     modelConcurrency: e.DH_MODEL_CONCURRENCY ?? 16,
     sessionCacheMax: e.DH_SESSION_CACHE_MAX,
     sessionCacheIdleMs: e.DH_SESSION_CACHE_IDLE_MS,
+    workflowCacheMax: e.DH_WORKFLOW_CACHE_MAX,
     shellSandbox: e.DH_SHELL_SANDBOX ?? 'auto',
     approvalAsk: names(e.DH_APPROVAL_ASK),
     approvalDeny: names(e.DH_APPROVAL_DENY),

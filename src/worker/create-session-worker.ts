@@ -37,6 +37,12 @@ export interface SessionWorkerOptions {
    * client of these sessions needs the same codecs; codecs run outside the workflow sandbox.
    */
   readonly dataConverter?: DataConverter;
+  /**
+   * Session workflows kept in memory between their tasks (Temporal's sticky cache, `maxCachedWorkflows`).
+   * Each costs ~2 MiB; one evicted is replayed from its history when it wakes (short: sessions
+   * continue-as-new). Default: the SDK's, sized from the heap.
+   */
+  readonly maxCachedWorkflows?: number;
   /** OpenTelemetry (see startTelemetry): activity spans, workflow spans through the sink, provider metrics. */
   readonly telemetry?: Telemetry;
   /** TLS (and a client certificate for mTLS) for the Temporal connection; plaintext when absent. */
@@ -83,6 +89,7 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
     Worker.create({
       ...common,
       taskQueue: options.taskQueue,
+      ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
       ...(bundle !== undefined
         ? { workflowBundle: { codePath: bundle } }
         : { workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)) }),

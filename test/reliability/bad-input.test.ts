@@ -658,6 +658,7 @@ describe('bad input below the workflow', () => {
     ['DH_MODEL_CONCURRENCY', ['0', '-3', 'many', '2.5', '1001', '']],
     ['DH_SESSION_CACHE_MAX', ['0', '-1', 'lots', '2.5', '1000001', '']],
     ['DH_SESSION_CACHE_IDLE_MS', ['0', '-5', '10m', '1.5', 'Infinity', '']],
+    ['DH_WORKFLOW_CACHE_MAX', ['-1', 'lots', '2.5', '1000001', '', ' 5']],
   ] as const)('worker configuration: a bad %s', (variable, values) => {
     it('is one INVALID_CONFIG line naming the variable', () => {
       for (const value of values) {
@@ -680,6 +681,7 @@ describe('bad input below the workflow', () => {
         DH_MODEL_CONCURRENCY: '4',
         DH_SESSION_CACHE_MAX: '64',
         DH_SESSION_CACHE_IDLE_MS: '60000',
+        DH_WORKFLOW_CACHE_MAX: '0',
       };
       expect(() => readWorkerConfig({ [variable]: good[variable] })).not.toThrow();
     });
