@@ -67,6 +67,8 @@ export interface StackOptions {
   readonly systemPerStep?: (context: HeaderContext) => string;
   readonly modelConcurrency?: number;
   readonly toolConcurrency?: number;
+  /** The session worker's sticky workflow cache (Temporal's maxCachedWorkflows); SDK default when absent. */
+  readonly maxCachedWorkflows?: number;
 }
 
 export interface SessionStack {
@@ -140,6 +142,7 @@ export async function startSessionStack(server: BenchServer, options: StackOptio
     workflowBundlePath: server.sessionBundlePath,
     ...(options.modelConcurrency !== undefined ? { modelConcurrency: options.modelConcurrency } : {}),
     ...(options.toolConcurrency !== undefined ? { toolConcurrency: options.toolConcurrency } : {}),
+    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     runtime: {
       store,
       profile,

@@ -10,6 +10,10 @@ const MiB = 1024 * 1024;
 export async function idleBench(
   sessions = Number(process.env.DH_BENCH_IDLE_SESSIONS ?? 1000),
   wakes = Number(process.env.DH_BENCH_IDLE_WAKES ?? 50),
+  // DH_BENCH_IDLE_WORKFLOW_CACHE=N caps the worker's sticky cache (DH_WORKFLOW_CACHE_MAX): its own section.
+  workflowCache = process.env.DH_BENCH_IDLE_WORKFLOW_CACHE
+    ? Number(process.env.DH_BENCH_IDLE_WORKFLOW_CACHE)
+    : undefined,
 ): Promise<BenchSection[]> {
   const server = await startBenchServer();
   const ids = Array.from({ length: sessions }, (_, i) => `idle${i}`);
@@ -23,6 +27,7 @@ export async function idleBench(
         ...wakeTags.map((tag) => ({ match: { lastUserContains: tag }, text: `Woke for ${tag}` })),
       ],
     },
+    ...(workflowCache !== undefined ? { maxCachedWorkflows: workflowCache } : {}),
   });
   const turns = new Map<string, number>();
   let wakeNo = 0;
@@ -65,19 +70,32 @@ export async function idleBench(
       manyWakes.push(await wake(id));
     }
     const heapMiB = getHeapStatistics().heap_size_limit / MiB;
-    const stickyCache = Math.max(Math.floor((Math.max(heapMiB - 200, 0) * 600) / 1024), 10);
+    const sdkDefault = Math.max(Math.floor((Math.max(heapMiB - 200, 0) * 600) / 1024), 10);
+    const cacheLine =
+      workflowCache === undefined
+        ? [
+            `same figures with one session. The SDK's sticky workflow cache holds up to ${sdkDefault.toLocaleString('en')} workflows here`,
+            '(its default for this heap), so the idle sessions stay cached.',
+          ]
+        : [
+            `same figures with one session. The sticky workflow cache is capped at ${workflowCache.toLocaleString('en')} workflows`,
+            '(`DH_WORKFLOW_CACHE_MAX`), so most idle sessions are evicted and a woken one is replayed from its history first.',
+          ];
     const perSession = (a: number, b: number) => `${fmt((b - a) / (sessions - 1) / 1024, 1)} KiB`;
     return [
       {
-        title: 'Idle sessions',
-        command: 'npm run bench -- --only idle',
+        title:
+          workflowCache === undefined ? 'Idle sessions' : `Idle sessions, workflow cache capped at ${workflowCache}`,
+        command:
+          workflowCache === undefined
+            ? 'npm run bench -- --only idle'
+            : `DH_BENCH_IDLE_WORKFLOW_CACHE=${workflowCache} npm run bench -- --only idle`,
         body: [
           `${sessions.toLocaleString('en')} sessions on one worker, each started with a followup and one turn (a single`,
           `answer step), then idle (started ${fmt((sessions - 1) / fillSeconds, 1)} sessions/s, 50 at a time). The worker runs`,
           'in the bench process, so its RSS (`process.memoryUsage().rss`) also holds the scripted provider, the client',
           'and the SQLite store; the dev server is its own process (`VmRSS` from `/proc/<pid>/status`). Baseline: the',
-          `same figures with one session. The SDK's sticky workflow cache holds up to ${stickyCache.toLocaleString('en')} workflows here`,
-          '(its default for this heap), so the idle sessions stay cached.',
+          ...cacheLine,
           '',
           '| memory | 1 session | all sessions | per extra session |',
           '| --- | ---: | ---: | ---: |',
