@@ -197,6 +197,10 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
     expect(table.stdout.split('\n')[0]).toMatch(/^SESSION\s+STATUS\s+EVENTS\s+CREATED/);
     expect(again.code, show(again)).toBe(4);
     expect(again.stderr).toMatch(/^dh: session "\S+" is closed \(completed\); reopen it with `dh resume \S+`\n$/);
+    // A bad TLS setting is a configuration error, not "statuses unknown".
+    const badTls = await dh(['ls'], { ...stack.env, TEMPORAL_TLS_CA: '/nonexistent/ca.pem' });
+    expect(badTls.code, show(badTls)).toBe(1);
+    expect(badTls.stderr).toMatch(/TEMPORAL_TLS_CA/);
   });
 
   it('usage errors exit 2; unknown sessions exit 4', async () => {

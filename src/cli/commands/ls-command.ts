@@ -67,7 +67,13 @@ export function registerLsCommand(program: Command): void {
               .trimEnd()}\n`,
           );
         }
-        if (statuses === null) process.stderr.write('dh: Temporal is not running (dh up); statuses unknown\n');
+        if (statuses === null) {
+          process.stderr.write(
+            address === null
+              ? 'dh: Temporal is not running (dh up); statuses unknown\n'
+              : `dh: Temporal at ${address} is not reachable; statuses unknown\n`,
+          );
+        }
       }),
     );
 }
@@ -78,9 +84,10 @@ async function workflowStatuses(
   namespace: string,
   sessions: readonly SessionSummary[],
 ): Promise<Map<string, string> | null> {
+  // A bad TLS setting is a configuration error to report, not a server that is down.
+  const tls = temporalTlsFromEnv();
   let connection: Connection;
   try {
-    const tls = temporalTlsFromEnv();
     connection = await Connection.connect({ address, connectTimeout: 3_000, ...(tls !== undefined ? { tls } : {}) });
   } catch {
     return null;
