@@ -85,7 +85,7 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
     },
     sinks: workflowTracingSinks(options.telemetry),
   } as const;
-  const workers = await Promise.all([
+  const created = await Promise.allSettled([
     Worker.create({
       ...common,
       taskQueue: options.taskQueue,
@@ -105,6 +105,15 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
       maxConcurrentActivityTaskExecutions: options.toolConcurrency ?? 16,
     }),
   ]);
+  const failed = created.find((r) => r.status === 'rejected');
+  const workers = created.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  if (failed) {
+    // Release what did get created (a worker that never ran still holds native resources and the
+    // connection), then report the first failure.
+    await Promise.allSettled(workers.map((w) => w.runUntil(Promise.resolve())));
+    await connection.close().catch(() => undefined);
+    throw failed.reason;
+  }
   return {
     workers,
     connection,
