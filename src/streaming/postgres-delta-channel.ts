@@ -2,15 +2,13 @@
 // session on commit; subscribers LISTEN and read a session's rows past their cursor when woken.
 import pg from 'pg';
 import {
-  coalesce,
   DELTA_MAX_AGE_MS,
   MAX_DELTAS_PER_SESSION,
-  PUBLISH_INTERVAL_MS,
   type DeltaChannel,
   type LiveDelta,
   type LiveDeltaDraft,
-  type LiveDeltaKind,
 } from './delta-channel.js';
+import { DELTA_COLUMNS, DeltaBuffer, deltaValues, rowToDelta, type DeltaRow } from './delta-rows.js';
 
 /** The NOTIFY channel; the payload is the session id. */
 export const DELTA_NOTIFY_CHANNEL = 'dh_live_deltas';
@@ -34,28 +32,13 @@ CREATE TABLE IF NOT EXISTS dh_live_deltas (
 CREATE INDEX IF NOT EXISTS dh_live_deltas_by_session ON dh_live_deltas (session_id, id);
 `;
 
-interface Row {
-  id: string;
-  session_id: string;
-  turn: number;
-  step: number;
-  attempt: number;
-  kind: string;
-  text: string;
-  tool_index: number | null;
-  call_id: string | null;
-  name: string | null;
-  at: string;
-}
-
 export class PostgresDeltaChannel implements DeltaChannel {
   readonly #pool: pg.Pool;
   readonly #url: string;
   readonly #onError: (error: unknown) => void;
   #ready: Promise<void> | null = null;
-  #buffer: LiveDeltaDraft[] = [];
-  #timer: NodeJS.Timeout | null = null;
   #writing: Promise<void> = Promise.resolve();
+  readonly #buffer = new DeltaBuffer((batch) => this.#enqueueWrite(batch));
   #lastAgePrune = 0;
   #listener: Promise<pg.Client | null> | null = null;
   readonly #waiters = new Map<string, Set<() => void>>();
@@ -69,32 +52,20 @@ export class PostgresDeltaChannel implements DeltaChannel {
   }
 
   publish(delta: LiveDeltaDraft): void {
-    if (this.#closed) return;
-    this.#buffer.push(delta);
-    if (this.#timer === null) {
-      this.#timer = setTimeout(() => {
-        this.#timer = null;
-        void this.#enqueueWrite();
-      }, PUBLISH_INTERVAL_MS);
-      this.#timer.unref();
-    }
+    if (!this.#closed) this.#buffer.add(delta);
   }
 
   flush(): Promise<void> {
-    if (this.#timer !== null) {
-      clearTimeout(this.#timer);
-      this.#timer = null;
-    }
-    return this.#enqueueWrite();
+    return this.#buffer.flush();
   }
 
   async read(sessionId: string, afterId: number, limit = 10_000): Promise<LiveDelta[]> {
     await this.#schema();
-    const result = await this.#pool.query<Row>(
+    const result = await this.#pool.query<DeltaRow>(
       'SELECT * FROM dh_live_deltas WHERE session_id = $1 AND id > $2 ORDER BY id LIMIT $3',
       [sessionId, afterId, limit],
     );
-    return result.rows.map(toDelta);
+    return result.rows.map(rowToDelta);
   }
 
   async wait(sessionId: string, timeoutMs: number): Promise<void> {
@@ -158,9 +129,7 @@ export class PostgresDeltaChannel implements DeltaChannel {
   }
 
   /** Writes run one after another, so a session's rows get ids in publication order. */
-  #enqueueWrite(): Promise<void> {
-    const batch = coalesce(this.#buffer);
-    this.#buffer = [];
+  #enqueueWrite(batch: readonly LiveDeltaDraft[]): Promise<void> {
     if (batch.length === 0) return this.#writing;
     this.#writing = this.#writing.then(() => this.#write(batch)).catch((error: unknown) => this.#onError(error));
     return this.#writing;
@@ -170,8 +139,7 @@ export class PostgresDeltaChannel implements DeltaChannel {
     await this.#schema();
     const values: unknown[] = [];
     const tuples = batch.map((d, i) => {
-      values.push(d.sessionId, d.turn, d.step, d.attempt, d.kind, d.text, d.index ?? null, d.callId ?? null);
-      values.push(d.name ?? null, d.at);
+      values.push(...deltaValues(d));
       const b = i * 10;
       return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9}, $${b + 10})`;
     });
@@ -181,11 +149,7 @@ export class PostgresDeltaChannel implements DeltaChannel {
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query(
-        `INSERT INTO dh_live_deltas (session_id, turn, step, attempt, kind, text, tool_index, call_id, name, at)
-         VALUES ${tuples.join(', ')}`,
-        values,
-      );
+      await client.query(`INSERT INTO dh_live_deltas (${DELTA_COLUMNS}) VALUES ${tuples.join(', ')}`, values);
       for (const sessionId of sessions) {
         await client.query(
           `DELETE FROM dh_live_deltas WHERE session_id = $1 AND id <=
@@ -226,20 +190,4 @@ export class PostgresDeltaChannel implements DeltaChannel {
     });
     return this.#listener;
   }
-}
-
-function toDelta(row: Row): LiveDelta {
-  return {
-    id: Number(row.id),
-    sessionId: row.session_id,
-    turn: row.turn,
-    step: row.step,
-    attempt: row.attempt,
-    kind: row.kind as LiveDeltaKind,
-    text: row.text,
-    ...(row.tool_index !== null ? { index: row.tool_index } : {}),
-    ...(row.call_id !== null ? { callId: row.call_id } : {}),
-    ...(row.name !== null ? { name: row.name } : {}),
-    at: Number(row.at),
-  };
 }

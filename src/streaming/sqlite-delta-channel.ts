@@ -2,15 +2,13 @@
 // worker), written in small batches and read by polling a session's rows past a cursor.
 import Database from 'better-sqlite3';
 import {
-  coalesce,
   DELTA_MAX_AGE_MS,
   MAX_DELTAS_PER_SESSION,
-  PUBLISH_INTERVAL_MS,
   type DeltaChannel,
   type LiveDelta,
   type LiveDeltaDraft,
-  type LiveDeltaKind,
 } from './delta-channel.js';
+import { DELTA_COLUMNS, DeltaBuffer, deltaValues, rowToDelta, type DeltaRow } from './delta-rows.js';
 
 /** How often a subscriber looks for new rows. */
 export const SQLITE_POLL_MS = 50;
@@ -33,20 +31,6 @@ CREATE TABLE IF NOT EXISTS live_deltas (
 CREATE INDEX IF NOT EXISTS live_deltas_by_session ON live_deltas (session_id, id);
 `;
 
-interface Row {
-  id: number;
-  session_id: string;
-  turn: number;
-  step: number;
-  attempt: number;
-  kind: string;
-  text: string;
-  tool_index: number | null;
-  call_id: string | null;
-  name: string | null;
-  at: number;
-}
-
 /** The delta file that belongs to a SQLite store file: `sessions.db` → `sessions.live.db`. */
 export function liveDeltaPathFor(storePath: string): string {
   return storePath.endsWith('.db') ? `${storePath.slice(0, -3)}.live.db` : `${storePath}.live.db`;
@@ -55,8 +39,10 @@ export function liveDeltaPathFor(storePath: string): string {
 export class SqliteDeltaChannel implements DeltaChannel {
   readonly #db: Database.Database;
   readonly #onError: (error: unknown) => void;
-  #buffer: LiveDeltaDraft[] = [];
-  #timer: NodeJS.Timeout | null = null;
+  readonly #buffer = new DeltaBuffer((batch) => {
+    this.#write(batch);
+    return Promise.resolve();
+  });
   #lastAgePrune = 0;
   #closed = false;
 
@@ -81,33 +67,20 @@ export class SqliteDeltaChannel implements DeltaChannel {
   }
 
   publish(delta: LiveDeltaDraft): void {
-    if (this.#closed) return;
-    this.#buffer.push(delta);
-    if (this.#timer === null) {
-      this.#timer = setTimeout(() => {
-        this.#timer = null;
-        this.#write();
-      }, PUBLISH_INTERVAL_MS);
-      this.#timer.unref();
-    }
+    if (!this.#closed) this.#buffer.add(delta);
   }
 
   flush(): Promise<void> {
-    if (this.#timer !== null) {
-      clearTimeout(this.#timer);
-      this.#timer = null;
-    }
-    this.#write();
-    return Promise.resolve();
+    return this.#buffer.flush();
   }
 
   read(sessionId: string, afterId: number, limit = 10_000): Promise<LiveDelta[]> {
     const rows = this.#db
-      .prepare<[string, number, number], Row>(
+      .prepare<[string, number, number], DeltaRow>(
         'SELECT * FROM live_deltas WHERE session_id = ? AND id > ? ORDER BY id LIMIT ?',
       )
       .all(sessionId, afterId, limit);
-    return Promise.resolve(rows.map(toDelta));
+    return Promise.resolve(rows.map(rowToDelta));
   }
 
   wait(_sessionId: string, timeoutMs: number): Promise<void> {
@@ -128,14 +101,11 @@ export class SqliteDeltaChannel implements DeltaChannel {
     this.#db.close();
   }
 
-  #write(): void {
-    const batch = coalesce(this.#buffer);
-    this.#buffer = [];
+  #write(batch: readonly LiveDeltaDraft[]): void {
     if (batch.length === 0 || this.#closed) return;
     try {
       const insert = this.#db.prepare(
-        `INSERT INTO live_deltas (session_id, turn, step, attempt, kind, text, tool_index, call_id, name, at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO live_deltas (${DELTA_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       );
       const cap = this.#db.prepare(
         `DELETE FROM live_deltas WHERE session_id = ? AND id <=
@@ -144,20 +114,7 @@ export class SqliteDeltaChannel implements DeltaChannel {
       const now = Date.now();
       const pruneAge = now - this.#lastAgePrune > AGE_PRUNE_EVERY_MS;
       this.#db.transaction(() => {
-        for (const d of batch) {
-          insert.run(
-            d.sessionId,
-            d.turn,
-            d.step,
-            d.attempt,
-            d.kind,
-            d.text,
-            d.index ?? null,
-            d.callId ?? null,
-            d.name ?? null,
-            d.at,
-          );
-        }
+        for (const d of batch) insert.run(...deltaValues(d));
         for (const sessionId of new Set(batch.map((d) => d.sessionId)))
           cap.run(sessionId, sessionId, MAX_DELTAS_PER_SESSION);
         if (pruneAge) this.#db.prepare('DELETE FROM live_deltas WHERE at < ?').run(now - DELTA_MAX_AGE_MS);
@@ -167,20 +124,4 @@ export class SqliteDeltaChannel implements DeltaChannel {
       this.#onError(error);
     }
   }
-}
-
-function toDelta(row: Row): LiveDelta {
-  return {
-    id: row.id,
-    sessionId: row.session_id,
-    turn: row.turn,
-    step: row.step,
-    attempt: row.attempt,
-    kind: row.kind as LiveDeltaKind,
-    text: row.text,
-    ...(row.tool_index !== null ? { index: row.tool_index } : {}),
-    ...(row.call_id !== null ? { callId: row.call_id } : {}),
-    ...(row.name !== null ? { name: row.name } : {}),
-    at: row.at,
-  };
 }
