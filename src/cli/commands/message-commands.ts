@@ -1,9 +1,13 @@
 // `dh send`, `dh steer`, `dh inject`, `dh interrupt`, `dh approve`, `dh close`: one message to a running
 // session each, acknowledged (update) or fire-and-forget (signal), then exit.
-import { compactUpdate } from '../../shared/session-messages.js';
 import { randomUUID } from 'node:crypto';
 import { Option, type Command } from 'commander';
-import { approveUpdate, MessageSignalPayload, SendUpdatePayload } from '../../shared/session-messages.js';
+import {
+  approveUpdate,
+  compactUpdate,
+  MessageSignalPayload,
+  SendUpdatePayload,
+} from '../../shared/session-messages.js';
 import { openCliContext, type CliContext } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
 import { cliAction, sessionArg, textArg } from '../live/cli-action.js';
@@ -92,20 +96,12 @@ export function registerMessageCommands(program: Command): void {
       );
   }
 
-  program
-    .command('interrupt')
-    .description('stop the running step now; the turn ends aborted (partial output is logged)')
-    .argument('<session>', 'session id')
-    .option('--reason <text>', 'why (recorded)')
-    .action(
-      cliAction(async (session: string, options: { reason?: string }) => {
-        const sessionId = sessionArg(session);
-        await withContext(async (ctx) => {
-          await ctx.sessions.interrupt(sessionId, options.reason);
-          process.stdout.write(`interrupt sent to ${sessionId}\n`);
-        });
-      }),
-    );
+  registerReasonedAction(program, {
+    name: 'interrupt',
+    description: 'stop the running step now; the turn ends aborted (partial output is logged)',
+    act: (ctx, sessionId, reason) => ctx.sessions.interrupt(sessionId, reason),
+    done: (sessionId) => `interrupt sent to ${sessionId}`,
+  });
 
   program
     .command('approve')
@@ -146,20 +142,12 @@ export function registerMessageCommands(program: Command): void {
       ),
     );
 
-  program
-    .command('close')
-    .description('close a session: accepted messages still run, new ones are refused, then it completes')
-    .argument('<session>', 'session id')
-    .option('--reason <text>', 'why (recorded)')
-    .action(
-      cliAction(async (session: string, options: { reason?: string }) => {
-        const sessionId = sessionArg(session);
-        await withContext(async (ctx) => {
-          await ctx.sessions.close(sessionId, options.reason);
-          process.stdout.write(`close sent to ${sessionId}\n`);
-        });
-      }),
-    );
+  registerReasonedAction(program, {
+    name: 'close',
+    description: 'close a session: accepted messages still run, new ones are refused, then it completes',
+    act: (ctx, sessionId, reason) => ctx.sessions.close(sessionId, reason),
+    done: (sessionId) => `close sent to ${sessionId}`,
+  });
 
   program
     .command('compact')
@@ -176,6 +164,32 @@ export function registerMessageCommands(program: Command): void {
             .handle(sessionId)
             .executeUpdate(compactUpdate, { args: [options.prune ? { prune: true } : {}] });
           process.stdout.write(`compaction requested for ${sessionId}\n`);
+        });
+      }),
+    );
+}
+
+/** A command `<name> <session> [--reason <text>]` that sends one message to the session and says so. */
+function registerReasonedAction(
+  program: Command,
+  spec: {
+    name: string;
+    description: string;
+    act: (ctx: CliContext, sessionId: string, reason: string | undefined) => Promise<void>;
+    done: (sessionId: string) => string;
+  },
+): void {
+  program
+    .command(spec.name)
+    .description(spec.description)
+    .argument('<session>', 'session id')
+    .option('--reason <text>', 'why (recorded)')
+    .action(
+      cliAction(async (session: string, options: { reason?: string }) => {
+        const sessionId = sessionArg(session);
+        await withContext(async (ctx) => {
+          await spec.act(ctx, sessionId, options.reason);
+          process.stdout.write(`${spec.done(sessionId)}\n`);
         });
       }),
     );

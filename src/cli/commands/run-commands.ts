@@ -67,19 +67,14 @@ export function registerRunCommands(program: Command): void {
             renderer?.note('interrupting the turn… (Ctrl-C again to detach; the session keeps running)');
             ctx.sessions.interrupt(sessionId, 'Ctrl-C in dh run').catch(() => detach.abort());
           };
-          process.on('SIGINT', onSigint);
-          let result: FollowResult;
-          try {
-            result = await followSession(ctx, channel, sessionId, {
+          const result = await followWhile(onSigint, renderer, () =>
+            followSession(ctx, channel, sessionId, {
               fromSeq,
               mode: { kind: 'message', messageId },
               renderer,
               detach: detach.signal,
-            });
-          } finally {
-            process.off('SIGINT', onSigint);
-            renderer?.close();
-          }
+            }),
+          );
           return finish(sessionId, result, options.json, renderer);
         } finally {
           await channel.close();
@@ -110,20 +105,17 @@ export function registerRunCommands(program: Command): void {
           const lastTurnStart = events.findLast((e) => e.type === 'turn/start');
           const renderer = options.json ? null : new LiveRenderer({ sessionId });
           const detach = new AbortController();
-          const onSigint = (): void => detach.abort();
-          process.on('SIGINT', onSigint);
-          let result: FollowResult;
-          try {
-            result = await followSession(ctx, channel, sessionId, {
-              fromSeq: lastTurnStart?.seq ?? 0,
-              mode: { kind: 'session', follow: options.follow === true },
-              renderer,
-              detach: detach.signal,
-            });
-          } finally {
-            process.off('SIGINT', onSigint);
-            renderer?.close();
-          }
+          const result = await followWhile(
+            () => detach.abort(),
+            renderer,
+            () =>
+              followSession(ctx, channel, sessionId, {
+                fromSeq: lastTurnStart?.seq ?? 0,
+                mode: { kind: 'session', follow: options.follow === true },
+                renderer,
+                detach: detach.signal,
+              }),
+          );
           return finish(sessionId, result, options.json, renderer);
         } finally {
           await channel.close();
@@ -179,5 +171,20 @@ async function workflowExists(ctx: CliContext, sessionId: string): Promise<boole
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return false;
     throw error;
+  }
+}
+
+/** Follows with `onSigint` handling Ctrl-C for as long as it runs; the renderer is closed either way. */
+async function followWhile(
+  onSigint: () => void,
+  renderer: LiveRenderer | null,
+  follow: () => Promise<FollowResult>,
+): Promise<FollowResult> {
+  process.on('SIGINT', onSigint);
+  try {
+    return await follow();
+  } finally {
+    process.off('SIGINT', onSigint);
+    renderer?.close();
   }
 }
