@@ -50,17 +50,21 @@ const header = [
   'against a baseline measured in the same run. Each section names the command that produced it.',
   '',
 ].join('\n');
-// A full run rewrites the file; `--only` replaces just its sections (matched by title) and keeps the rest.
-const existing = only !== undefined && existsSync('bench/RESULTS.md') ? readFileSync('bench/RESULTS.md', 'utf8') : '';
-const kept = existing
+// Sections are replaced in place (matched by title) and new ones appended, so a run keeps the order of the
+// file and the sections it did not produce (another `--only`, or a variant such as the capped idle run).
+const render = (s: BenchSection): string => `\n## ${s.title}\n\nCommand: \`${s.command}\`\n\n${s.body}\n`;
+const fresh = new Map(results.map((r) => [r.title, r]));
+const existing = existsSync('bench/RESULTS.md') ? readFileSync('bench/RESULTS.md', 'utf8') : '';
+const merged = existing
   .split(/\n(?=## )/)
   .slice(1)
-  .filter((section) => !results.some((r) => section.startsWith(`## ${r.title}\n`)))
-  .map((section) => `\n${section.trimEnd()}\n`);
-writeFileSync(
-  'bench/RESULTS.md',
-  header + kept.join('') + results.map((s) => `\n## ${s.title}\n\nCommand: \`${s.command}\`\n\n${s.body}\n`).join(''),
-);
+  .map((section) => {
+    const title = /^## (.*)\n/.exec(section)?.[1] ?? '';
+    const replacement = fresh.get(title);
+    fresh.delete(title);
+    return replacement ? render(replacement) : `\n${section.trimEnd()}\n`;
+  });
+writeFileSync('bench/RESULTS.md', header + merged.join('') + [...fresh.values()].map(render).join(''));
 console.log(
   `wrote bench/RESULTS.md${only !== undefined ? ` (section${results.length === 1 ? '' : 's'} of --only ${only})` : ''}`,
 );
