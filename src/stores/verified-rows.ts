@@ -6,7 +6,9 @@ import type { EventRow } from './event-row.js';
 
 export class VerifiedRows {
   readonly #rows: EventRow[] = [];
-  readonly #events: SessionEvent[] = [];
+  /** Events validated since the last `adopt` (they win over the adopted ones). */
+  #own: SessionEvent[] = [];
+  #adopted: readonly SessionEvent[] = [];
 
   /** The event this exact row validated to before, or undefined when the row is new or differs. */
   lookup(row: EventRow): SessionEvent | undefined {
@@ -22,7 +24,7 @@ export class VerifiedRows {
     ) {
       return undefined;
     }
-    return this.#events[row.seq];
+    return this.#own[row.seq] ?? this.#adopted[row.seq];
   }
 
   /** Records a row that has just passed full validation, and returns its event. */
@@ -37,8 +39,18 @@ export class VerifiedRows {
       at: row.at,
       body: row.body,
     };
-    this.#events[row.seq] = event;
+    this.#own[row.seq] = event;
     return event;
+  }
+
+  /**
+   * From now on hands back `events[seq]` for every remembered row: a reader that keeps its own equal
+   * copies of exactly the events of its last read (e.g. a Session admitted from them) need not keep both.
+   * `events` may grow afterwards (the reader's copies of later rows); it must never change what it holds.
+   */
+  adopt(events: readonly SessionEvent[]): void {
+    this.#adopted = events;
+    this.#own = [];
   }
 
   /** Rows remembered (the highest remembered seq + 1). */

@@ -75,6 +75,8 @@ describe('OutboundGate', () => {
         code: ErrorCode.RequestDiverges,
         details: { where: 'messages[3]' },
       });
+      // A warm gate noticed the changed row and rebuilt from the read rather than advancing.
+      expect(gate.counts).toEqual(warm ? { cold: 1, advanced: 0, rebuilt: 1 } : { cold: 1, advanced: 0, rebuilt: 0 });
       await store.close();
     });
 
@@ -120,7 +122,11 @@ describe('OutboundGate', () => {
       fc.asyncProperty(fc.array(logCommandArbitrary, { minLength: 1, maxLength: 40 }), async (commands) => {
         const { store } = tempStore();
         try {
-          const driver = new LogDriver('s-prop').run([{ kind: 'send', origin: 'followup', text: 'go' }, ...commands]);
+          const driver = new LogDriver('s-prop').run([
+            { kind: 'send', origin: 'followup', text: 'go' },
+            { kind: 'step', toolCalls: 1, text: 'first', changeHeader: false, skipLastTool: false },
+            ...commands,
+          ]);
           const events = driver.session.events;
           await store.create('s-prop', { createdAt: 1 });
           const warm = new OutboundGate(store);
@@ -135,6 +141,8 @@ describe('OutboundGate', () => {
             expect(fromWarm).toEqual(request);
             expect(fromCold).toEqual(fromWarm);
           }
+          // Nothing changed behind its back: after the first step it only ever advanced.
+          expect(warm.counts).toEqual({ cold: 1, advanced: driver.steps.length - 1, rebuilt: 0 });
         } finally {
           await store.close();
         }
