@@ -19,7 +19,7 @@ interface GateEntry {
 }
 
 /** Sessions whose verified rows the gate keeps; the least recently verified beyond this is dropped. */
-export const GATE_MEMORY_SESSIONS = 64;
+export const GATE_MEMORY_SESSIONS = 256;
 
 export class OutboundGate {
   readonly #entries = new Map<string, GateEntry>();

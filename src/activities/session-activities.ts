@@ -46,7 +46,7 @@ import type {
 } from '../shared/activity-contracts.js';
 import { callModelObserved } from './call-model-observed.js';
 import { failpoint, failpointArmed } from './failpoints.js';
-import { receiptsSince, SessionCache } from './session-cache.js';
+import { DEFAULT_MAX_SESSIONS, receiptsSince, SessionCache } from './session-cache.js';
 import type { ClaimedMessage, SessionRuntime, ToolContext, ToolDefinition } from './session-runtime.js';
 import { stepRecord } from './step-events.js';
 import { toApplicationFailure } from './to-application-failure.js';
@@ -57,8 +57,10 @@ const RECENT_IDS = 2_000;
 
 export function createSessionActivities(runtime: SessionRuntime) {
   const cache = new SessionCache(runtime.store, runtime.sessionCache);
-  // The gate reads the store itself and keeps its own memory of verified rows, never the cache's.
-  const gate = new OutboundGate(runtime.store);
+  // The gate reads the store itself and keeps its own memory of verified rows, never the cache's. It
+  // remembers as many sessions as the cache holds: fewer would make it verify cold, in full, whenever more
+  // sessions than that take turns stepping on this worker.
+  const gate = new OutboundGate(runtime.store, runtime.sessionCache?.maxSessions ?? DEFAULT_MAX_SESSIONS);
 
   /**
    * The activity edge for one session. A read that finds the stored log damaged (INVALID_EVENT, e.g. the
