@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Context, CancelledFailure } from '@temporalio/activity';
 import {
+  addUsage,
   buildCompactionRequest,
   buildSessionRequest,
   deriveEventMessages,
@@ -18,6 +19,7 @@ import {
   SUMMARY_PREFIX,
   canonicalJson,
   DhError,
+  emptyUsage,
   repairDrafts,
   SESSION_FORMAT_VERSION,
   TOOL_OUTCOME_UNKNOWN,
@@ -670,18 +672,13 @@ function blocked(base: AppendOutcome): ModelStepOutcome {
 /** Drafts logging arrived messages; ids already in the log (a retry, a client's duplicate) are skipped. */
 /** The whole session's counts as the log holds them (what a run without a carry starts from). */
 function sessionTotals(session: Session): SessionTotals {
-  const usage = { inputUncached: 0, cacheRead: 0, output: 0, reasoning: 0 };
+  const usage = emptyUsage();
   let steps = 0;
   let compactions = 0;
   for (const e of session.events) {
     if (e.type === 'assistant/message') {
       steps++;
-      if (e.usage) {
-        usage.inputUncached += e.usage.inputUncached;
-        usage.cacheRead += e.usage.cacheRead;
-        usage.output += e.usage.output;
-        usage.reasoning += e.usage.reasoning;
-      }
+      addUsage(usage, e.usage);
     } else if (e.type === 'compact/end' && e.outcome === 'applied') {
       compactions++;
     }

@@ -17,3 +17,4 @@ export * from './verify-request.js';
 export * from './repair.js';
 export * from './fork.js';
 export * from './compaction.js';
+export * from './usage-sum.js';

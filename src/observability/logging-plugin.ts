@@ -1,6 +1,7 @@
 // A read-only plugin that writes the worker's structured log lines keyed by session, turn and step:
 // each claimed batch, model request, provider call (latency, outcome, cache-read share) and tool call.
 // It never changes a decision.
+import { cacheReadShare } from '../core/index.js';
 import type { Plugin } from '../plugins/plugin.js';
 import type { Logger } from './logger.js';
 
@@ -31,7 +32,7 @@ export function loggingPlugin(logger: Logger): Plugin {
     },
     onModelCall(report, context) {
       const usage = report.usage;
-      const prompt = usage ? usage.inputUncached + usage.cacheRead : 0;
+      const share = usage ? cacheReadShare(usage) : null;
       const fields = {
         sessionId: context.sessionId,
         turn: context.turn,
@@ -43,9 +44,9 @@ export function loggingPlugin(logger: Logger): Plugin {
         errorCode: report.errorCode ?? undefined,
         durationMs: Math.round(report.durationMs),
         firstDeltaMs: report.firstDeltaMs === null ? undefined : Math.round(report.firstDeltaMs),
-        inputTokens: usage ? prompt : undefined,
+        inputTokens: usage ? usage.inputUncached + usage.cacheRead : undefined,
         outputTokens: usage ? usage.output + usage.reasoning : undefined,
-        cacheReadShare: usage && prompt > 0 ? Number((usage.cacheRead / prompt).toFixed(3)) : undefined,
+        cacheReadShare: share === null ? undefined : Number(share.toFixed(3)),
       };
       if (report.outcome === 'error') logger.warn('model call failed', fields);
       else logger.info('model call', fields);

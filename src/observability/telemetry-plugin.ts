@@ -3,6 +3,7 @@
 // kind and the cache-read share of the prompt.
 import { context, SpanStatusCode, type Attributes, type Meter, type Tracer } from '@opentelemetry/api';
 import type { ModelCallReport } from '../activities/session-runtime.js';
+import { cacheReadShare } from '../core/index.js';
 import type { Plugin } from '../plugins/plugin.js';
 
 export interface TelemetryPluginOptions {
@@ -37,7 +38,7 @@ export function telemetryPlugin({ tracer, meter }: TelemetryPluginOptions): Plug
     unit: '{token}',
     description: 'Tokens the provider reported, by kind: input_uncached, cache_read, output, reasoning',
   });
-  const cacheReadShare = meter.createHistogram(TELEMETRY_METRICS.cacheReadShare, {
+  const shares = meter.createHistogram(TELEMETRY_METRICS.cacheReadShare, {
     unit: '1',
     description: 'Share of the prompt read from the provider cache, per call that reported usage',
     advice: { explicitBucketBoundaries: [0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1] },
@@ -58,8 +59,7 @@ export function telemetryPlugin({ tracer, meter }: TelemetryPluginOptions): Plug
       if (report.errorCode !== null) errors.add(1, { ...common, 'dh.error_code': report.errorCode });
 
       const usage = report.usage;
-      const prompt = usage ? usage.inputUncached + usage.cacheRead : 0;
-      const share = usage && prompt > 0 ? usage.cacheRead / prompt : undefined;
+      const share = usage ? cacheReadShare(usage) : null;
       if (usage) {
         const kinds = {
           input_uncached: usage.inputUncached,
@@ -70,7 +70,7 @@ export function telemetryPlugin({ tracer, meter }: TelemetryPluginOptions): Plug
         for (const [kind, count] of Object.entries(kinds)) {
           if (count > 0) tokens.add(count, { ...common, 'dh.token_kind': kind });
         }
-        if (share !== undefined) cacheReadShare.record(share, common);
+        if (share !== null) shares.record(share, common);
       }
 
       // Recorded after the fact with the call's own start and end, as a child of the activity's span.
@@ -93,7 +93,7 @@ export function telemetryPlugin({ tracer, meter }: TelemetryPluginOptions): Plug
                   'dh.usage.reasoning': usage.reasoning,
                 }
               : {}),
-            ...(share !== undefined ? { 'dh.cache_read_share': share } : {}),
+            ...(share !== null ? { 'dh.cache_read_share': share } : {}),
           },
         },
         context.active(),

@@ -15,7 +15,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { z } from 'zod';
-import type { InboxTarget, MessageOrigin, Usage } from '../core/index.js';
+import type { InboxTarget, MessageOrigin } from '../core/index.js';
+import { addUsage, emptyUsage, usageTotal } from '../core/usage-sum.js';
 import type {
   AppendOutcome,
   ApprovalDecisionInput,
@@ -93,12 +94,8 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   let aborting = false;
   let activeScope: CancellationScope | null = null;
   let lastTurnEnd: SessionStateView['lastTurnEnd'] = carry?.lastTurnEnd ?? null;
-  const usage = {
-    inputUncached: carry?.usage?.inputUncached ?? 0,
-    cacheRead: carry?.usage?.cacheRead ?? 0,
-    output: carry?.usage?.output ?? 0,
-    reasoning: carry?.usage?.reasoning ?? 0,
-  };
+  const usage = emptyUsage();
+  addUsage(usage, carry?.usage);
   let hostTaskQueue = carry?.hostTaskQueue;
   let pendingApproval: PendingApproval | null = null;
   const approvals = new Map<string, ApprovalDecisionInput>();
@@ -305,14 +302,6 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       ...all.filter((m) => m.target === 'next-step').map((m) => m.messageId),
     ];
   };
-  const addUsage = (u: Usage | null): number => {
-    if (!u) return 0;
-    usage.inputUncached += u.inputUncached;
-    usage.cacheRead += u.cacheRead;
-    usage.output += u.output;
-    usage.reasoning += u.reasoning;
-    return u.inputUncached + u.cacheRead + u.output + u.reasoning;
-  };
 
   /** Runs an activity in a scope the interrupt signal can cancel. */
   const cancellable = async <T>(run: () => Promise<T>): Promise<T | typeof INTERRUPTED> => {
@@ -468,7 +457,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         instance = { ...instance, headerRecorded: true };
         absorb(result, passed, claim);
         sessionSteps++;
-        const tokens = addUsage(result.usage);
+        const tokens = addUsage(usage, result.usage);
         turnTokens += tokens;
         sessionTokens += tokens;
         if (result.outcome === 'blocked') {
@@ -539,7 +528,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     if (totals) {
       sessionSteps = totals.steps;
       Object.assign(usage, totals.usage);
-      sessionTokens = usage.inputUncached + usage.cacheRead + usage.output + usage.reasoning;
+      sessionTokens = usageTotal(usage);
       compactions = totals.compactions;
       lastTurnEnd = totals.lastTurnEnd;
     }

@@ -1,6 +1,6 @@
 // `dh show <session>`: what a log adds up to — tokens by kind, the cache-read share, turns, steps,
 // requests, how turns ended, and whether a turn is still open.
-import type { SessionEvent, Usage } from '../../core/index.js';
+import { addUsage, cacheReadShare, emptyUsage, usageTotal, type SessionEvent, type Usage } from '../../core/index.js';
 
 export interface SessionOverview {
   readonly sessionId: string;
@@ -26,8 +26,8 @@ export interface SessionOverview {
 }
 
 export function sessionOverview(sessionId: string, events: readonly SessionEvent[]): SessionOverview {
-  const usage = zero();
-  const compactionUsage = zero();
+  const usage = emptyUsage();
+  const compactionUsage = emptyUsage();
   const turnEnds: Record<string, number> = {};
   let model: string | null = null;
   let openTurn: number | null = null;
@@ -52,18 +52,17 @@ export function sessionOverview(sessionId: string, events: readonly SessionEvent
         turnEnds[event.reason] = (turnEnds[event.reason] ?? 0) + 1;
         break;
       case 'assistant/message':
-        add(usage, event.usage);
+        addUsage(usage, event.usage);
         toolCalls += event.toolCalls.length;
         if (event.interrupted) interruptedAnswers++;
         break;
       case 'compact/summary':
-        add(compactionUsage, event.usage);
+        addUsage(compactionUsage, event.usage);
         break;
       default:
         break;
     }
   }
-  const input = usage.inputUncached + usage.cacheRead;
   const logStatus =
     openTurn !== null
       ? `turn ${openTurn} is open (running now, or its run stopped mid-turn: \`dh resume\` repairs it)`
@@ -83,9 +82,9 @@ export function sessionOverview(sessionId: string, events: readonly SessionEvent
     toolCalls,
     interruptedAnswers,
     turnEnds,
-    usage: { ...usage, total: usage.inputUncached + usage.cacheRead + usage.output + usage.reasoning },
+    usage: { ...usage, total: usageTotal(usage) },
     compactionUsage,
-    cacheReadShare: input > 0 ? usage.cacheRead / input : null,
+    cacheReadShare: cacheReadShare(usage),
     logStatus,
   };
 }
@@ -108,22 +107,10 @@ export function renderOverview(o: SessionOverview, workflowStatus: string | null
     `cache-read share of input: ${o.cacheReadShare === null ? '-' : `${(o.cacheReadShare * 100).toFixed(1)}%`}`,
   ];
   const c = o.compactionUsage;
-  if (c.inputUncached + c.cacheRead + c.output + c.reasoning > 0) {
+  if (usageTotal(c) > 0) {
     lines.push(
       `compaction: input ${c.inputUncached} + ${c.cacheRead} cached, output ${c.output} + ${c.reasoning} reasoning`,
     );
   }
   return `${lines.join('\n')}\n`;
-}
-
-function zero(): { inputUncached: number; cacheRead: number; output: number; reasoning: number } {
-  return { inputUncached: 0, cacheRead: 0, output: 0, reasoning: 0 };
-}
-
-function add(into: ReturnType<typeof zero>, usage: Usage | undefined): void {
-  if (!usage) return;
-  into.inputUncached += usage.inputUncached;
-  into.cacheRead += usage.cacheRead;
-  into.output += usage.output;
-  into.reasoning += usage.reasoning;
 }
