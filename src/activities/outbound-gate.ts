@@ -13,9 +13,8 @@ import { VerifiedRows } from '../stores/verified-rows.js';
 
 interface GateEntry {
   readonly verified: VerifiedRows;
-  /** The events of the last read (as the session's frozen copies), and the session admitted from exactly them. */
-  events: readonly SessionEvent[];
-  session: Session;
+  /** Admitted from exactly the events of the last read: its `events` are what the next read is compared with. */
+  readonly session: Session;
 }
 
 /** Sessions whose verified rows the gate keeps; the least recently verified beyond this is dropped. */
@@ -45,17 +44,17 @@ export class OutboundGate {
     const events = await this.store.read(sessionId, 0, undefined, { verified });
     let entry: GateEntry;
     try {
-      const unchanged = previous !== undefined && extends_(events, previous.events);
-      entry = unchanged ? advance(previous, events) : { verified, events, session: new Session(sessionId, events) };
+      const unchanged = previous !== undefined && extends_(events, previous.session.events);
+      if (unchanged) previous.session.appendEvents(events.slice(previous.session.head));
+      entry = unchanged ? previous : { verified, session: new Session(sessionId, events) };
       this.counts[unchanged ? 'advanced' : previous ? 'rebuilt' : 'cold']++;
     } catch (error) {
       this.#entries.delete(sessionId);
       throw error;
     }
     // From here on the memo hands back the session's own frozen copies, and the raw events of this read
-    // can go: one copy of the log in memory instead of two. `events` is what the next read is compared with.
+    // can go: one copy of the log in memory instead of two.
     verified.adopt(entry.session.events);
-    entry.events = entry.session.events.slice();
     // Most recently used last: Map iteration order is insertion order.
     this.#entries.delete(sessionId);
     this.#entries.set(sessionId, entry);
@@ -72,10 +71,4 @@ function extends_(now: readonly SessionEvent[], before: readonly SessionEvent[])
   if (now.length < before.length) return false;
   for (let i = 0; i < before.length; i++) if (now[i] !== before[i]) return false;
   return true;
-}
-
-function advance(entry: GateEntry, events: readonly SessionEvent[]): GateEntry {
-  entry.session.appendEvents(events.slice(entry.events.length));
-  entry.events = events;
-  return entry;
 }
