@@ -5,6 +5,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
+import { signalGroup } from './signal-group.js';
 
 export type SearchAttributeTypeName = 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
 
@@ -243,12 +244,7 @@ async function probe(address: string, namespace: string): Promise<void> {
 }
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
-  try {
-    process.kill(-child.pid, signal);
-  } catch {
-    // The group is already gone.
-  }
+  if (child.pid !== undefined) signalGroup(child.pid, signal);
 }
 
 export function freePort(ip = '127.0.0.1'): Promise<number> {

@@ -11,6 +11,7 @@ import { temporalTlsFromEnv, type TemporalTls } from '../config/temporal-tls.js'
 import type { WorkerConfig } from '../config/worker-config.js';
 import { DhError } from '../core/index.js';
 import { devServerArgs, type SearchAttributeTypeName } from './dev-server.js';
+import { signalGroup } from './signal-group.js';
 import { resolveTemporalCli } from './temporal-cli.js';
 
 export interface LocalStack {
@@ -502,18 +503,6 @@ function alive(pid: number): boolean {
     return !existsSync('/proc/self/cmdline') || readFileSync(`/proc/${pid}/cmdline`).length > 0;
   } catch {
     return false;
-  }
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // Already gone.
-    }
   }
 }
 

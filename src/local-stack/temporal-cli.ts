@@ -5,6 +5,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { signalGroup } from './signal-group.js';
 
 /** The Temporal CLI version the cache holds and `go install` builds. */
 export const TEMPORAL_CLI_VERSION = '1.5.1';
@@ -152,7 +153,7 @@ function goInstall(go: string, gobin: string): Promise<void> {
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     const timer = setTimeout(() => {
-      if (child.pid !== undefined) killGroup(child.pid);
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
     }, BUILD_TIMEOUT_MS);
     child.on('error', (error) => {
       clearTimeout(timer);
@@ -268,14 +269,6 @@ function run(file: string, args: readonly string[], timeout: number): Promise<st
       else resolve(stdout + stderr);
     });
   });
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // Already gone.
-  }
 }
 
 function errorMessage(error: unknown): string {

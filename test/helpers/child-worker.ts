@@ -2,6 +2,7 @@
 // own process group, so a test can arm failpoints in it, see it die by SIGKILL, and start a fresh one.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { signalGroup } from '../../src/local-stack/signal-group.js';
 import type { Failpoint } from '../../src/activities/failpoints.js';
 
 /** What a child worker needs to build the same runtime as the in-process harness. */
@@ -161,12 +162,4 @@ export async function startChildWorker(
       }
     },
   };
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone (ESRCH).
-  }
 }

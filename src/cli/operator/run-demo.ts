@@ -14,6 +14,7 @@ import { temporalTlsFromEnv } from '../../config/temporal-tls.js';
 import type { WorkerConfig } from '../../config/worker-config.js';
 import { DhError, type SessionEvent } from '../../core/index.js';
 import { bundleSessionWorkflows } from '../../local-stack/bundle-workflows.js';
+import { signalGroup } from '../../local-stack/signal-group.js';
 import { ensureLocalStack, WORKER_READY_FILE_ENV } from '../../local-stack/local-stack.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../scripted-provider/start-scripted-provider.js';
@@ -377,18 +378,6 @@ function forkPoint(events: readonly SessionEvent[]): number | null {
 
 function say(line: string): void {
   process.stdout.write(`${line}\n`);
-}
-
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // Already gone.
-    }
-  }
 }
 
 function sleep(ms: number): Promise<void> {

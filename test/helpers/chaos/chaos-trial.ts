@@ -10,6 +10,7 @@ import type { Failpoint } from '../../../src/activities/failpoints.js';
 import { SessionClient } from '../../../src/client/session-client.js';
 import { COMPACTION_INSTRUCTION, type SessionEvent } from '../../../src/core/index.js';
 import { startDevServer, type DevServer } from '../../../src/local-stack/dev-server.js';
+import { signalGroup } from '../../../src/local-stack/signal-group.js';
 import type { Script } from '../../../src/scripted-provider/script.js';
 import { startScriptedProvider } from '../../../src/scripted-provider/start-scripted-provider.js';
 import {
@@ -266,7 +267,7 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
         await at(plan.killAtMs);
         if (stopping) return;
         log(`SIGKILL the dev server (pid ${server.pid}), down for ${plan.downMs} ms`);
-        killGroup(server.pid);
+        signalGroup(server.pid, 'SIGKILL');
         await server.stop();
         kills['dev-server']++;
         await sleep(plan.downMs);
@@ -468,14 +469,6 @@ async function startChaosServer(cliPath: string, dbFile: string, logFile: string
       if (port === undefined || attempt >= 10) throw error;
       await sleep(500);
     }
-  }
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // Already gone.
   }
 }
 
