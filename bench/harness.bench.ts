@@ -34,8 +34,12 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-export async function startBenchServer(): Promise<BenchServer> {
-  const [cliPath, { codePath }] = await Promise.all([resolveTemporalCli(), bundleSessionWorkflows()]);
+/** `tracing`: the session bundle carries the OpenTelemetry workflow interceptors (their spans are dropped). */
+export async function startBenchServer(options: { tracing?: boolean } = {}): Promise<BenchServer> {
+  const [cliPath, { codePath }] = await Promise.all([
+    resolveTemporalCli(),
+    bundleSessionWorkflows(undefined, { tracing: options.tracing === true }),
+  ]);
   const server = await startDevServer({ cliPath });
   return {
     address: server.address,

@@ -14,8 +14,10 @@ export async function idleBench(
   workflowCache = process.env.DH_BENCH_IDLE_WORKFLOW_CACHE
     ? Number(process.env.DH_BENCH_IDLE_WORKFLOW_CACHE)
     : undefined,
+  // DH_BENCH_IDLE_TRACING=1 bundles the OpenTelemetry workflow interceptors (as a worker with telemetry on).
+  tracing = process.env.DH_BENCH_IDLE_TRACING === '1',
 ): Promise<BenchSection[]> {
-  const server = await startBenchServer();
+  const server = await startBenchServer({ tracing });
   const ids = Array.from({ length: sessions }, (_, i) => `idle${i}`);
   const wakeTags = Array.from({ length: 2 * wakes + 1 }, (_, k) => `wake #${k}:`);
   const stack = await startSessionStack(server, {
@@ -85,17 +87,25 @@ export async function idleBench(
     return [
       {
         title:
-          workflowCache === undefined ? 'Idle sessions' : `Idle sessions, workflow cache capped at ${workflowCache}`,
+          'Idle sessions' +
+          (workflowCache !== undefined ? `, workflow cache capped at ${workflowCache}` : '') +
+          (tracing ? ', workflow tracing interceptors bundled' : ''),
         command:
-          workflowCache === undefined
-            ? 'npm run bench -- --only idle'
-            : `DH_BENCH_IDLE_WORKFLOW_CACHE=${workflowCache} npm run bench -- --only idle`,
+          (workflowCache !== undefined ? `DH_BENCH_IDLE_WORKFLOW_CACHE=${workflowCache} ` : '') +
+          (tracing ? 'DH_BENCH_IDLE_TRACING=1 ' : '') +
+          'npm run bench -- --only idle',
         body: [
           `${sessions.toLocaleString('en')} sessions on one worker, each started with a followup and one turn (a single`,
           `answer step), then idle (started ${fmt((sessions - 1) / fillSeconds, 1)} sessions/s, 50 at a time). The worker runs`,
           'in the bench process, so its RSS (`process.memoryUsage().rss`) also holds the scripted provider, the client',
           'and the SQLite store; the dev server is its own process (`VmRSS` from `/proc/<pid>/status`). Baseline: the',
           ...cacheLine,
+          ...(tracing
+            ? [
+                "The bundle carries Temporal's OpenTelemetry workflow interceptors, as a worker with telemetry on runs",
+                'it (telemetry itself is off here: their spans go to a sink that drops them).',
+              ]
+            : []),
           '',
           '| memory | 1 session | all sessions | per extra session |',
           '| --- | ---: | ---: | ---: |',
