@@ -1,5 +1,6 @@
 // Append throughput per backend, as the workflow appends: one event per call, in order. Baseline:
-// the same rows inserted with the raw driver (no validation, digest or idempotency), same run.
+// the same rows inserted with the raw driver (no validation, digest or idempotency), same run. Then
+// SQLite group commit on vs off, for one session and for many sessions appending at once.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { eventDigest, type SessionEvent } from '../src/core/index.js';
 import { PostgresSessionStore } from '../src/stores/postgres-session-store.js';
-import { SqliteSessionStore } from '../src/stores/sqlite-session-store.js';
+import { SqliteSessionStore, type SqliteSessionStoreOptions } from '../src/stores/sqlite-session-store.js';
 import type { SessionStore } from '../src/stores/session-store.js';
 import { startPostgres } from '../test/setup/postgres.js';
 import { fmt, median, type BenchSection } from './measure.js';
@@ -15,6 +16,9 @@ import { workloadEvents } from './log-workload.js';
 
 const EVENTS = 2_000;
 const RUNS = 3;
+/** The concurrent variant: this many sessions, each appending this many events one per call, all at once. */
+const SESSIONS = 100;
+const APPENDS_PER_SESSION = 20;
 
 async function ourAppendsPerSecond(
   store: SessionStore,
@@ -53,6 +57,84 @@ async function rawPostgresPerSecond(url: string, table: string, events: readonly
   return perSecond;
 }
 
+/** Events per second and transactions when every log is appended (one event per call, in order) at once. */
+async function sqliteConcurrentPerSecond(
+  path: string,
+  options: SqliteSessionStoreOptions,
+  logs: ReadonlyMap<string, readonly SessionEvent[]>,
+): Promise<{ perSecond: number; commits: number }> {
+  let commits = 0;
+  const store = SqliteSessionStore.open(path, { ...options, onCommit: () => commits++ });
+  try {
+    for (const sessionId of logs.keys()) await store.create(sessionId, { createdAt: 0 });
+    let events = 0;
+    const start = performance.now();
+    await Promise.all(
+      [...logs].map(async ([sessionId, log]) => {
+        for (const event of log) await store.append(sessionId, event.seq, [event]);
+        events += log.length;
+      }),
+    );
+    return { perSecond: events / ((performance.now() - start) / 1000), commits };
+  } finally {
+    await store.close();
+  }
+}
+
+/** SQLite with group commit on and off, same run: one session in order, and many sessions at once. */
+async function groupCommitBench(dir: string): Promise<BenchSection> {
+  const oneSession = new Map([['one', workloadEvents(EVENTS, 'one')]]);
+  const manySessions = new Map(
+    Array.from({ length: SESSIONS }, (_, i) => {
+      const sessionId = `s${i}`;
+      return [sessionId, workloadEvents(APPENDS_PER_SESSION, sessionId)] as const;
+    }),
+  );
+  const cases = [
+    { name: `1 session, ${EVENTS.toLocaleString('en')} appends in order`, logs: oneSession },
+    {
+      name: `${SESSIONS} sessions × ${APPENDS_PER_SESSION} appends, all sessions at once`,
+      logs: manySessions,
+    },
+  ];
+  const rows: string[] = [];
+  for (const [c, { name, logs }] of cases.entries()) {
+    const on: number[] = [];
+    const off: number[] = [];
+    const commits = { on: 0, off: 0 };
+    for (let run = 0; run < RUNS; run++) {
+      // Alternate which goes first, so neither always gets the warmer (or the noisier) turn.
+      const order = run % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const);
+      for (const mode of order) {
+        const path = join(dir, `group-${c}-${run}-${mode}.db`);
+        const { perSecond, commits: n } = await sqliteConcurrentPerSecond(path, { groupCommit: mode === 'on' }, logs);
+        (mode === 'on' ? on : off).push(perSecond);
+        commits[mode] = n;
+      }
+    }
+    const appends = [...logs.values()].reduce((sum, log) => sum + log.length, 0);
+    rows.push(
+      `| ${name} | ${fmt(median(on))} | ${fmt(median(off))} | ${fmt(median(on) / median(off))}× | ` +
+        `${commits.on.toLocaleString('en')} / ${commits.off.toLocaleString('en')} of ${appends.toLocaleString('en')} |`,
+    );
+  }
+  return {
+    title: 'SQLite group commit: one session vs many at once',
+    command: 'npm run bench -- --only append',
+    body: [
+      'The SQLite store (WAL, synchronous=FULL) with group commit on (the default: the appends of one event-loop',
+      'turn share one transaction and one fsync, each in its own savepoint) and off (one transaction per append),',
+      'same run. Every append is one event, each session appends in order; in the second case all sessions do',
+      `so at once, as a worker stepping many sessions does. Medians of ${RUNS} runs, events per second; the last`,
+      'column counts the transactions of the last run (on / off).',
+      '',
+      '| workload | group commit on (events/s) | off (events/s) | on / off | transactions (on / off) |',
+      '| --- | ---: | ---: | ---: | ---: |',
+      ...rows,
+    ].join('\n'),
+  };
+}
+
 export async function storeAppendBench(): Promise<BenchSection[]> {
   const events = workloadEvents(EVENTS);
   events.forEach((e) => eventDigest(e)); // warm the hashing code path outside the timings
@@ -80,6 +162,11 @@ export async function storeAppendBench(): Promise<BenchSection[]> {
     rows.push(row('PostgreSQL (test cluster: fsync=off)', pgOurs, pgRaw));
   } finally {
     await postgres.stop();
+  }
+  let groupCommit: BenchSection;
+  try {
+    groupCommit = await groupCommitBench(dir);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
   return [
@@ -97,5 +184,6 @@ export async function storeAppendBench(): Promise<BenchSection[]> {
         ...rows,
       ].join('\n'),
     },
+    groupCommit,
   ];
 }

@@ -1,5 +1,6 @@
-// The SQLite session-log backend (better-sqlite3): one file per deployment, WAL mode, one IMMEDIATE
-// transaction per append so the plan is made and applied under the database's write lock.
+// The SQLite session-log backend (better-sqlite3): one file per deployment, WAL mode. Appends are planned and
+// applied under the write lock (IMMEDIATE); by default those of one event-loop turn share one transaction and
+// one fsync (group commit), each in its own savepoint, and none is reported done before that commit.
 import Database from 'better-sqlite3';
 import type { SessionEvent } from '../core/events.js';
 import {
@@ -48,20 +49,59 @@ const ROW_COLUMNS = 'seq, type, key, message_id AS messageId, digest, at, body';
 export interface SqliteSessionStoreOptions {
   /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
   readonly busyTimeoutMs?: number;
+  /**
+   * Group commit (default true): appends made in the same event-loop turn are committed together, in one
+   * transaction and one fsync, each in its own savepoint. False: one transaction (and fsync) per append.
+   * Either way an append resolves only after its commit returned.
+   */
+  readonly groupCommit?: boolean;
+  /**
+   * Called after each COMMIT of appends with how many appends it committed (a group whose appends all
+   * failed still commits, with 0), for tests and benchmarks that count transactions. Its throws are ignored.
+   */
+  readonly onCommit?: (appends: number) => void;
 }
+
+/** At most this many appends, or about this many bytes of event rows, per group transaction. */
+const MAX_GROUP_APPENDS = 256;
+const MAX_GROUP_BYTES = 4 * 1024 * 1024;
+
+/** An append waiting for the next group commit. */
+interface QueuedAppend {
+  readonly prepared: PreparedAppend;
+  readonly bytes: number;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: Error) => void;
+}
+
+type Outcome = { readonly ok: true; readonly result: AppendResult } | { readonly ok: false; readonly error: Error };
 
 export class SqliteSessionStore implements SessionStore {
   private readonly db: Database.Database;
   private readonly stmt: ReturnType<typeof prepareStatements>;
+  /** One append in a transaction of its own; inside an open transaction, in a savepoint instead. */
   private readonly appendTx: (prepared: PreparedAppend) => AppendResult;
+  private readonly groupTx: (batch: readonly QueuedAppend[], outcomes: Outcome[]) => void;
+  private readonly groupCommit: boolean;
+  private readonly onCommit: ((appends: number) => void) | undefined;
+  /** Appends waiting for a group commit, in call order. */
+  private queue: QueuedAppend[] = [];
+  private flushTimer: NodeJS.Immediate | undefined;
 
-  private constructor(db: Database.Database) {
+  private constructor(db: Database.Database, options: SqliteSessionStoreOptions) {
     this.db = db;
     this.stmt = prepareStatements(db);
+    this.groupCommit = options.groupCommit ?? true;
+    this.onCommit = options.onCommit;
     const tx = db.transaction((prepared: PreparedAppend) => this.appendInTransaction(prepared));
     // IMMEDIATE: take the write lock before reading the head, so no other connection can fill the slot
     // between the plan and the insert (a DEFERRED transaction would fail its lock upgrade instead).
-    this.appendTx = (prepared) => tx.immediate(prepared);
+    // Called inside the group transaction, the same function runs in a savepoint.
+    this.appendTx = (prepared) => (db.inTransaction ? tx(prepared) : tx.immediate(prepared));
+    const group = db.transaction((batch: readonly QueuedAppend[], outcomes: Outcome[]) =>
+      this.runBatch(batch, outcomes),
+    );
+    this.groupTx = (batch, outcomes) => group.immediate(batch, outcomes);
   }
 
   /** Opens (creating if needed) the store at `path`, or a private in-memory one for `:memory:`. */
@@ -76,7 +116,7 @@ export class SqliteSessionStore implements SessionStore {
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
       db.transaction(() => db.exec(SCHEMA)).immediate();
-      return new SqliteSessionStore(db);
+      return new SqliteSessionStore(db, options);
     } catch (error) {
       db.close();
       throw error;
@@ -94,9 +134,22 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   append(sessionId: string, expectedSeq: number, events: readonly SessionEvent[]): Promise<AppendResult> {
-    return retryOnUniqueViolation(sessionId, expectedSeq, isUniqueViolation, () =>
-      run(() => this.appendTx(prepareAppend(sessionId, expectedSeq, events))),
-    );
+    // A retry after a unique violation queues again, so it runs in a later group than the one it lost in.
+    return retryOnUniqueViolation(sessionId, expectedSeq, isUniqueViolation, () => {
+      let prepared: PreparedAppend;
+      try {
+        // Validated now, at the call, so a bad batch fails at once and never joins a group.
+        prepared = prepareAppend(sessionId, expectedSeq, events);
+      } catch (error) {
+        return Promise.reject(asError(error));
+      }
+      if (!this.groupCommit || !this.db.open) return run(() => this.commitAlone(prepared));
+      return new Promise<AppendResult>((resolve, reject) => {
+        const bytes = prepared.rows.reduce((sum, row) => sum + row.body.length, 0);
+        this.queue.push({ prepared, bytes, resolve, reject });
+        this.flushTimer ??= setImmediate(() => this.flush());
+      });
+    });
   }
 
   read(sessionId: string, fromSeq?: number, toSeq?: number, options?: ReadOptions): Promise<SessionEvent[]> {
@@ -132,8 +185,82 @@ export class SqliteSessionStore implements SessionStore {
 
   close(): Promise<void> {
     return run(() => {
+      // Pending appends are committed (or rejected) first, so no caller is left waiting.
+      while (this.queue.length > 0) this.flush();
       if (this.db.open) this.db.close();
     });
+  }
+
+  /** One append, one transaction (the path without group commit, and after close, where it throws). */
+  private commitAlone(prepared: PreparedAppend): AppendResult {
+    const result = this.appendTx(prepared);
+    this.committed(1);
+    return result;
+  }
+
+  /**
+   * Commits the next group of queued appends in one IMMEDIATE transaction (one fsync) and settles their
+   * promises after the COMMIT returned. An append that fails rolls back its own savepoint and rejects
+   * alone; if the transaction as a whole fails (BEGIN, COMMIT, or SQLite aborting it), all of them reject.
+   */
+  private flush(): void {
+    if (this.flushTimer !== undefined) clearImmediate(this.flushTimer);
+    this.flushTimer = undefined;
+    let count = 0;
+    let bytes = 0;
+    while (count < this.queue.length && count < MAX_GROUP_APPENDS) {
+      const next = this.queue[count]!;
+      if (count > 0 && bytes + next.bytes > MAX_GROUP_BYTES) break;
+      bytes += next.bytes;
+      count++;
+    }
+    const batch = this.queue.splice(0, count);
+    // The rest waits for the next turn, so one flush never holds the event loop for long.
+    if (this.queue.length > 0) this.flushTimer = setImmediate(() => this.flush());
+    if (batch.length === 0) return;
+    const outcomes: Outcome[] = [];
+    try {
+      // A group of one is a transaction of its own: the savepoint would add nothing but two statements.
+      if (batch.length === 1) outcomes.push({ ok: true, result: this.appendTx(batch[0]!.prepared) });
+      else this.groupTx(batch, outcomes);
+    } catch (error) {
+      // Nothing of the group is committed. An append that failed on its own keeps its own error.
+      const failure = asError(error);
+      batch.forEach((item, i) => {
+        const outcome = outcomes[i];
+        item.reject(outcome !== undefined && !outcome.ok ? outcome.error : failure);
+      });
+      return;
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) item.resolve(outcome.result);
+      else item.reject(outcome.error);
+    });
+    this.committed(outcomes.filter((outcome) => outcome.ok).length);
+  }
+
+  private committed(appends: number): void {
+    try {
+      this.onCommit?.(appends);
+    } catch {
+      // A counting hook; the appends are committed whatever it does.
+    }
+  }
+
+  /** Inside the group transaction: each append in call order, each in a savepoint of its own. */
+  private runBatch(batch: readonly QueuedAppend[], outcomes: Outcome[]): void {
+    for (const item of batch) {
+      try {
+        outcomes.push({ ok: true, result: this.appendTx(item.prepared) });
+      } catch (error) {
+        const failure = asError(error);
+        outcomes.push({ ok: false, error: failure });
+        // Some errors (I/O, disk full, out of memory) make SQLite roll back the whole transaction: the
+        // appends before this one are gone too, and the rest must not run outside the group.
+        if (!this.db.inTransaction) throw failure;
+      }
+    }
   }
 
   private appendInTransaction(prepared: PreparedAppend): AppendResult {
@@ -190,8 +317,12 @@ function run<T>(fn: () => T): Promise<T> {
   try {
     return Promise.resolve(fn());
   } catch (error) {
-    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    return Promise.reject(asError(error));
   }
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
 }
 
 function isUniqueViolation(error: unknown): boolean {
