@@ -8,7 +8,6 @@ import { temporalTlsFromEnv } from '../config/temporal-tls.js';
 import { readWorkerConfig, type WorkerConfig } from '../config/worker-config.js';
 import { DhError } from '../core/index.js';
 import { ensureLocalStack, isExternalTemporal, localStackStatus, type LocalStack } from '../local-stack/local-stack.js';
-import { resolveProfile } from '../providers/provider-profiles.js';
 import { openSessionStore } from '../stores/open-session-store.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { clientDataConverter } from '../codec/aes-gcm-codec.js';
@@ -34,7 +33,9 @@ export function loadCliConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfi
  * A worker for this configuration can call its provider: the profile resolves and the key variable is
  * set. Throws a one-line DhError naming the variable (and the offline alternative) otherwise.
  */
-export function assertProviderReady(config: WorkerConfig, env: NodeJS.ProcessEnv = process.env): void {
+export async function assertProviderReady(config: WorkerConfig, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  // Loaded here: the profiles import the OpenAI SDK, which commands that start no worker never need.
+  const { resolveProfile } = await import('../providers/provider-profiles.js');
   const builtin = config.provider === 'deepseek' || config.provider === 'openai';
   let apiKeyEnv: string;
   try {
@@ -66,7 +67,7 @@ export async function openCliContext(options: { startWorker?: boolean } = {}): P
   const startWorker = options.startWorker ?? true;
   // A worker started here needs the key (one already running has it); a remote cluster's workers hold their own.
   if (startWorker && !isExternalTemporal() && (await localStackStatus(base)).worker !== 'running') {
-    assertProviderReady(base);
+    await assertProviderReady(base);
   }
   const tls = temporalTlsFromEnv();
   const stack = await ensureLocalStack(base, {

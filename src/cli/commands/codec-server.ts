@@ -2,20 +2,18 @@
 // (DH_PAYLOAD_KEY), so the Temporal Web UI (`--ui-codec-endpoint`) and the `temporal` CLI
 // (`--codec-endpoint`) show encrypted payloads decoded. Prints its URL alone on stdout.
 import { InvalidArgumentError, type Command } from 'commander';
-import { PAYLOAD_KEY_ENV, payloadCodecFromEnv } from '../../codec/aes-gcm-codec.js';
-import { DEFAULT_CODEC_SERVER_PORT, startCodecServer } from '../../codec/codec-server.js';
-import { CliError, ExitCode } from '../exit-codes.js';
-import { cliAction } from '../live/cli-action.js';
-import { parsePort, untilSignal } from '../server-command-helpers.js';
+import { DEFAULT_CODEC_SERVER_PORT } from '../../codec/codec-server.js';
+import { parsePort } from '../server-command-helpers.js';
+import type { CodecServerCommandOptions } from './codec-server-action.js';
 
 /** The local stack's Web UI (gRPC port 7233 + 1000), under both loopback names. */
 export const DEFAULT_UI_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;
 
-interface CodecServerCommandOptions {
-  port: number;
-  host: string;
-  origin?: string[];
-}
+/**
+ * The env var of the workers' payload key: aes-gcm-codec.ts's PAYLOAD_KEY_ENV, which test/cli/cli-start.test.ts
+ * checks this equals. Importing that module here would load Temporal's protobufs for every `dh` command.
+ */
+export const PAYLOAD_KEY_ENV = 'DH_PAYLOAD_KEY';
 
 function collectOrigin(value: string, previous: string[] | undefined): string[] {
   if (value === '*') return [...(previous ?? []), value];
@@ -42,26 +40,8 @@ export function registerCodecServerCommand(program: Command): void {
       `a browser origin allowed to call it, repeatable; * allows any (default: ${DEFAULT_UI_ORIGINS.join(', ')})`,
       collectOrigin,
     )
-    .action(
-      cliAction(async (options: CodecServerCommandOptions) => {
-        const codec = payloadCodecFromEnv();
-        if (!codec) {
-          throw new CliError(
-            `${PAYLOAD_KEY_ENV} is not set: the codec server needs the workers' payload key (32 bytes, base64)`,
-            ExitCode.Error,
-          );
-        }
-        const origins = options.origin ?? [...DEFAULT_UI_ORIGINS];
-        const server = await startCodecServer({ codec, port: options.port, host: options.host, origins });
-        const stop = untilSignal();
-        process.stdout.write(`${server.url}\n`);
-        process.stderr.write(
-          `codec server on ${server.url} (key id ${codec.keyId}; origins ${origins.join(', ')}); Ctrl-C stops it\n` +
-            `  Web UI:  temporal server start-dev --ui-codec-endpoint ${server.url}   (or the UI's Codec Server setting)\n` +
-            `  CLI:     temporal workflow show --workflow-id session-<id> --codec-endpoint ${server.url}\n`,
-        );
-        await stop;
-        await server.close();
-      }),
+    // Loaded on use (codec-server-action.ts): `dh --help` and the other commands do not pay for its imports.
+    .action((options: CodecServerCommandOptions) =>
+      import('./codec-server-action.js').then((a) => a.codecServerCommand(options)),
     );
 }

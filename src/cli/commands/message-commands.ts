@@ -1,28 +1,10 @@
 // `dh send`, `dh steer`, `dh inject`, `dh interrupt`, `dh approve`, `dh close`: one message to a running
 // session each, acknowledged (update) or fire-and-forget (signal), then exit.
-import { randomUUID } from 'node:crypto';
 import { Option, type Command } from 'commander';
-import {
-  approveUpdate,
-  compactUpdate,
-  MessageSignalPayload,
-  SendUpdatePayload,
-} from '../../shared/session-messages.js';
-import { openCliContext, type CliContext } from '../cli-context.js';
-import { usageError } from '../exit-codes.js';
-import { cliAction, sessionArg, textArg } from '../live/cli-action.js';
+import type { ApproveOptions, MessageOptions, ReasonedAction, SendOptions } from './message-actions.js';
 
-interface MessageOptions {
-  id?: string;
-  source: string;
-  json?: boolean;
-}
-
-interface SendOptions extends MessageOptions {
-  target: 'next-turn' | 'next-step';
-  wakeup: boolean;
-  expectedTurn?: string;
-}
+// Loaded on use (message-actions.ts): `dh --help` and the other commands do not pay for their imports.
+const actions = () => import('./message-actions.js');
 
 export function registerMessageCommands(program: Command): void {
   program
@@ -36,28 +18,8 @@ export function registerMessageCommands(program: Command): void {
     .option('--id <messageId>', 'message id, for deduplicating retries (default: generated)')
     .option('--source <name>', 'who sends it', 'cli')
     .option('--json', 'print the receipt as JSON')
-    .action(
-      cliAction(async (session: string, text: string, options: SendOptions) => {
-        const sessionId = sessionArg(session);
-        const expectedTurn = options.expectedTurn !== undefined ? Number(options.expectedTurn) : undefined;
-        const payload = parse(SendUpdatePayload, {
-          content: textArg(text),
-          messageId: options.id ?? `cli-${randomUUID()}`,
-          source: options.source,
-          target: options.target,
-          wakeup: options.wakeup,
-          ...(expectedTurn !== undefined ? { expectedTurn } : {}),
-        });
-        await withContext(async (ctx) => {
-          const receipt = await ctx.sessions.send(sessionId, payload);
-          out(
-            options.json,
-            receipt,
-            `${receipt.duplicate ? 'already queued' : 'queued'} ${receipt.messageId} (${receipt.target}, position ${receipt.position}` +
-              `${receipt.downgraded ? ', downgraded to next-turn: a turn is being interrupted' : ''})`,
-          );
-        });
-      }),
+    .action((session: string, text: string, options: SendOptions) =>
+      actions().then((a) => a.sendCommand(session, text, options)),
     );
 
   for (const kind of ['steer', 'inject'] as const) {
@@ -73,26 +35,8 @@ export function registerMessageCommands(program: Command): void {
       .option('--id <messageId>', 'message id, for deduplicating retries (default: generated)')
       .option('--source <name>', 'who sends it', 'cli')
       .option('--json', 'print {sessionId, messageId} as JSON')
-      .action(
-        cliAction(async (session: string, text: string, options: MessageOptions) => {
-          const sessionId = sessionArg(session);
-          const payload = parse(MessageSignalPayload, {
-            content: textArg(text),
-            messageId: options.id ?? `cli-${randomUUID()}`,
-            source: options.source,
-          });
-          const messageId = payload.messageId ?? '';
-          await withContext(async (ctx) => {
-            const send =
-              kind === 'steer' ? ctx.sessions.steer.bind(ctx.sessions) : ctx.sessions.inject.bind(ctx.sessions);
-            await send(sessionId, payload.content, { messageId, source: options.source });
-            out(
-              options.json,
-              { sessionId, messageId, kind },
-              `${kind === 'steer' ? 'steered' : 'injected'} ${messageId}`,
-            );
-          });
-        }),
+      .action((session: string, text: string, options: MessageOptions) =>
+        actions().then((a) => a.messageCommand(kind, session, text, options)),
       );
   }
 
@@ -112,34 +56,8 @@ export function registerMessageCommands(program: Command): void {
     .option('--reason <text>', 'why (recorded)')
     .option('--by <name>', 'who decides (recorded)', process.env.USER || 'cli')
     .option('--json', 'print the decision as JSON')
-    .action(
-      cliAction(
-        async (
-          session: string,
-          callId: string,
-          options: { deny?: boolean; reason?: string; by: string; json?: boolean },
-        ) => {
-          const sessionId = sessionArg(session);
-          if (callId.trim() === '' || callId.length > 200) throw usageError('invalid call id');
-          await withContext(async (ctx) => {
-            const decision = await ctx.sessions.handle(sessionId).executeUpdate(approveUpdate, {
-              args: [
-                {
-                  callId,
-                  decision: options.deny ? 'deny' : 'approve',
-                  by: options.by,
-                  ...(options.reason !== undefined ? { reason: options.reason } : {}),
-                },
-              ],
-            });
-            out(
-              options.json,
-              decision,
-              `${decision.decision === 'approve' ? 'approved' : 'denied'} ${decision.callId}`,
-            );
-          });
-        },
-      ),
+    .action((session: string, callId: string, options: ApproveOptions) =>
+      actions().then((a) => a.approveCommand(session, callId, options)),
     );
 
   registerReasonedAction(program, {
@@ -156,70 +74,19 @@ export function registerMessageCommands(program: Command): void {
     )
     .argument('<session>', 'session id')
     .option('--prune', 'only replace large old tool outputs by stubs (no model call)')
-    .action(
-      cliAction(async (session: string, options: { prune?: boolean }) => {
-        const sessionId = sessionArg(session);
-        await withContext(async (ctx) => {
-          await ctx.sessions
-            .handle(sessionId)
-            .executeUpdate(compactUpdate, { args: [options.prune ? { prune: true } : {}] });
-          process.stdout.write(`compaction requested for ${sessionId}\n`);
-        });
-      }),
+    .action((session: string, options: { prune?: boolean }) =>
+      actions().then((a) => a.compactCommand(session, options)),
     );
 }
 
 /** A command `<name> <session> [--reason <text>]` that sends one message to the session and says so. */
-function registerReasonedAction(
-  program: Command,
-  spec: {
-    name: string;
-    description: string;
-    act: (ctx: CliContext, sessionId: string, reason: string | undefined) => Promise<void>;
-    done: (sessionId: string) => string;
-  },
-): void {
+function registerReasonedAction(program: Command, spec: ReasonedAction & { name: string; description: string }): void {
   program
     .command(spec.name)
     .description(spec.description)
     .argument('<session>', 'session id')
     .option('--reason <text>', 'why (recorded)')
-    .action(
-      cliAction(async (session: string, options: { reason?: string }) => {
-        const sessionId = sessionArg(session);
-        await withContext(async (ctx) => {
-          await spec.act(ctx, sessionId, options.reason);
-          process.stdout.write(`${spec.done(sessionId)}\n`);
-        });
-      }),
+    .action((session: string, options: { reason?: string }) =>
+      actions().then((a) => a.reasonedCommand(spec, session, options)),
     );
-}
-
-async function withContext(run: (ctx: CliContext) => Promise<void>): Promise<void> {
-  const ctx = await openCliContext();
-  try {
-    await run(ctx);
-  } finally {
-    await ctx.close();
-  }
-}
-
-function parse<T>(
-  schema: {
-    safeParse(
-      value: unknown,
-    ):
-      | { success: true; data: T }
-      | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
-  },
-  value: unknown,
-): T {
-  const parsed = schema.safeParse(value);
-  if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0];
-  throw usageError(`invalid message: ${issue ? `${issue.path.join('.') || 'payload'}: ${issue.message}` : 'invalid'}`);
-}
-
-function out(json: boolean | undefined, data: unknown, line: string): void {
-  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${line}\n`);
 }

@@ -1,7 +1,6 @@
 // `dh scripted-provider`: runs the scripted OpenAI-compatible provider in the foreground, prints its
 // base URL (alone on stdout, so scripts can capture it) and serves until SIGINT or SIGTERM.
 import { Option, type Command } from 'commander';
-import { startScriptedProvider } from '../../scripted-provider/start-scripted-provider.js';
 import type { CacheMode } from '../../scripted-provider/script.js';
 import { parsePort, untilSignal } from '../server-command-helpers.js';
 
@@ -29,6 +28,8 @@ export function registerScriptedProviderCommand(program: Command): void {
       ]),
     )
     .action(async (options: ScriptedProviderOptions) => {
+      // Loaded here, not at startup: `dh --help` and the other commands do not pay for its imports.
+      const { startScriptedProvider } = await import('../../scripted-provider/start-scripted-provider.js');
       const provider = await startScriptedProvider({
         script: options.script,
         port: options.port,

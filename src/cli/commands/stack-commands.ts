@@ -1,18 +1,8 @@
 // `dh up`, `dh down`, `dh status` (the embedded local stack) and `dh worker` (a worker in the foreground).
-import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { LogEntry } from '@temporalio/worker';
-import {
-  ensureLocalStack,
-  isExternalTemporal,
-  localStackStatus,
-  stackPaths,
-  stopLocalStack,
-  WORKER_READY_FILE_ENV,
-} from '../../local-stack/local-stack.js';
-import { createLogger, type Logger } from '../../observability/logger.js';
-import { assertProviderReady, loadCliConfig } from '../cli-context.js';
-import { cliAction } from '../live/cli-action.js';
+
+// Loaded on use (stack-actions.ts): `dh --help` and the other commands do not pay for their imports.
+const actions = () => import('./stack-actions.js');
 
 export function registerStackCommands(program: Command): void {
   program
@@ -20,123 +10,22 @@ export function registerStackCommands(program: Command): void {
     .description('start the local stack (Temporal dev server with its Web UI, background worker) or reuse it')
     .option('--no-worker', 'start Temporal only')
     .option('--json', 'print the addresses as JSON')
-    .action(
-      cliAction(async (options: { worker: boolean; json?: boolean }) => {
-        const config = loadCliConfig();
-        if (isExternalTemporal()) {
-          print(options.json, { temporal: 'external', address: config.temporalAddress }, [
-            `TEMPORAL_ADDRESS is set: using ${config.temporalAddress} (namespace ${config.namespace}); nothing to start.`,
-            'Run a worker for it with `dh worker`.',
-          ]);
-          return;
-        }
-        if (options.worker) assertProviderReady(config);
-        const stack = await ensureLocalStack(config, {
-          startWorker: options.worker,
-          log: (line) => void process.stderr.write(`dh: ${line}\n`),
-        });
-        const status = await localStackStatus(config);
-        const paths = stackPaths(config.home);
-        print(options.json, { ...status, taskQueue: stack.taskQueue, store: config.store }, [
-          `temporal  ${stack.address}  (namespace ${stack.namespace}, db ${paths.dbFile})`,
-          `ui        ${stack.uiAddress !== null ? `http://${stack.uiAddress}` : 'off'}`,
-          `worker    ${status.worker}  (task queue ${stack.taskQueue}, log ${paths.workerLog})`,
-          `store     ${config.store}`,
-        ]);
-      }),
-    );
+    .action((options: { worker: boolean; json?: boolean }) => actions().then((a) => a.upCommand(options)));
 
   program
     .command('down')
     .description('stop the local stack started under DH_HOME (sessions stay in its db file)')
     .option('--json', 'print what was stopped as JSON')
-    .action(
-      cliAction(async (options: { json?: boolean }) => {
-        const { stopped } = await stopLocalStack(loadCliConfig());
-        print(
-          options.json,
-          { stopped },
-          stopped.length > 0 ? stopped.map((s) => `stopped ${s}`) : ['nothing was running'],
-        );
-      }),
-    );
+    .action((options: { json?: boolean }) => actions().then((a) => a.downCommand(options)));
 
   program
     .command('status')
     .description('show the local stack (or the external cluster) and where dh keeps its data')
     .option('--json', 'print as JSON')
-    .action(
-      cliAction(async (options: { json?: boolean }) => {
-        const config = loadCliConfig();
-        const status = await localStackStatus(config);
-        print(options.json, { ...status, taskQueue: config.taskQueue, store: config.store }, [
-          `temporal  ${status.temporal}${status.address !== null ? `  ${status.address}` : ''}`,
-          `ui        ${status.uiAddress !== null ? `http://${status.uiAddress}` : '-'}`,
-          `worker    ${status.worker}  (task queue ${config.taskQueue})`,
-          `store     ${config.store}`,
-          `home      ${status.home}`,
-        ]);
-      }),
-    );
+    .action((options: { json?: boolean }) => actions().then((a) => a.statusCommand(options)));
 
   program
     .command('worker')
     .description('run a session worker in the foreground until Ctrl-C (on TEMPORAL_ADDRESS, or the local stack)')
-    .action(
-      cliAction(async () => {
-        let config = loadCliConfig();
-        assertProviderReady(config);
-        const logger = createLogger().child({ component: 'worker', pid: process.pid });
-        if (!isExternalTemporal()) {
-          const stack = await ensureLocalStack(config, {
-            startWorker: false,
-            log: (line) => logger.info(line),
-          });
-          config = { ...config, temporalAddress: stack.address, namespace: stack.namespace };
-        }
-        // Loaded here, not at startup: the worker's dependencies are heavy and only this command needs them.
-        const { startWorker } = await import('../../../worker.js');
-        await installTemporalLogger(logger);
-        const worker = await startWorker(config);
-        const stop = (): void => void worker.shutdown();
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
-        const readyFile = process.env[WORKER_READY_FILE_ENV];
-        if (readyFile !== undefined && readyFile !== '') writeFileSync(readyFile, String(process.pid));
-        logger.info('worker ready', {
-          address: config.temporalAddress,
-          namespace: config.namespace,
-          taskQueue: config.taskQueue,
-          provider: config.provider,
-          model: config.model,
-        });
-        try {
-          await worker.run();
-        } finally {
-          await worker.close();
-          logger.info('worker stopped');
-        }
-      }),
-    );
-}
-
-function print(json: boolean | undefined, data: unknown, lines: readonly string[]): void {
-  process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${lines.join('\n')}\n`);
-}
-
-/** The Temporal SDK's own logs (worker state, activity and workflow failures) as JSON lines too. */
-async function installTemporalLogger(logger: Logger): Promise<void> {
-  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
-  const level = logger.level === 'silent' ? 'ERROR' : logger.level === 'debug' ? 'DEBUG' : logger.level.toUpperCase();
-  const log = (entry: LogEntry): void => {
-    const fields: Record<string, string | number | boolean | null> = { source: 'temporal' };
-    for (const [key, value] of Object.entries(entry.meta ?? {})) {
-      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
-    }
-    const workflowId = fields.workflowId;
-    if (typeof workflowId === 'string' && workflowId.startsWith('session-')) fields.sessionId = workflowId.slice(8);
-    const at = entry.level === 'TRACE' ? 'debug' : (entry.level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error');
-    logger[at](entry.message, fields);
-  };
-  Runtime.install({ logger: new DefaultLogger(level as 'DEBUG' | 'INFO' | 'WARN' | 'ERROR', log) });
+    .action(() => actions().then((a) => a.workerCommand()));
 }

@@ -1,0 +1,141 @@
+// What `dh send`, `dh steer`, `dh inject`, `dh interrupt`, `dh approve`, `dh close` and `dh compact` do;
+// message-commands.ts defines them and loads this module when one of them runs.
+import { randomUUID } from 'node:crypto';
+import {
+  approveUpdate,
+  compactUpdate,
+  MessageSignalPayload,
+  SendUpdatePayload,
+} from '../../shared/session-messages.js';
+import { openCliContext, type CliContext } from '../cli-context.js';
+import { usageError } from '../exit-codes.js';
+import { cliAction, sessionArg, textArg } from '../live/cli-action.js';
+
+export interface MessageOptions {
+  id?: string;
+  source: string;
+  json?: boolean;
+}
+
+export interface SendOptions extends MessageOptions {
+  target: 'next-turn' | 'next-step';
+  wakeup: boolean;
+  expectedTurn?: string;
+}
+
+export interface ApproveOptions {
+  deny?: boolean;
+  reason?: string;
+  by: string;
+  json?: boolean;
+}
+
+/** A command `<name> <session> [--reason <text>]` that sends one message to the session and says so. */
+export interface ReasonedAction {
+  act: (ctx: CliContext, sessionId: string, reason: string | undefined) => Promise<void>;
+  done: (sessionId: string) => string;
+}
+
+export const sendCommand = cliAction(async (session: string, text: string, options: SendOptions) => {
+  const sessionId = sessionArg(session);
+  const expectedTurn = options.expectedTurn !== undefined ? Number(options.expectedTurn) : undefined;
+  const payload = parse(SendUpdatePayload, {
+    content: textArg(text),
+    messageId: options.id ?? `cli-${randomUUID()}`,
+    source: options.source,
+    target: options.target,
+    wakeup: options.wakeup,
+    ...(expectedTurn !== undefined ? { expectedTurn } : {}),
+  });
+  await withContext(async (ctx) => {
+    const receipt = await ctx.sessions.send(sessionId, payload);
+    out(
+      options.json,
+      receipt,
+      `${receipt.duplicate ? 'already queued' : 'queued'} ${receipt.messageId} (${receipt.target}, position ${receipt.position}` +
+        `${receipt.downgraded ? ', downgraded to next-turn: a turn is being interrupted' : ''})`,
+    );
+  });
+});
+
+export const messageCommand = cliAction(
+  async (kind: 'steer' | 'inject', session: string, text: string, options: MessageOptions) => {
+    const sessionId = sessionArg(session);
+    const payload = parse(MessageSignalPayload, {
+      content: textArg(text),
+      messageId: options.id ?? `cli-${randomUUID()}`,
+      source: options.source,
+    });
+    const messageId = payload.messageId ?? '';
+    await withContext(async (ctx) => {
+      const send = kind === 'steer' ? ctx.sessions.steer.bind(ctx.sessions) : ctx.sessions.inject.bind(ctx.sessions);
+      await send(sessionId, payload.content, { messageId, source: options.source });
+      out(options.json, { sessionId, messageId, kind }, `${kind === 'steer' ? 'steered' : 'injected'} ${messageId}`);
+    });
+  },
+);
+
+export const reasonedCommand = cliAction(
+  async (spec: ReasonedAction, session: string, options: { reason?: string }) => {
+    const sessionId = sessionArg(session);
+    await withContext(async (ctx) => {
+      await spec.act(ctx, sessionId, options.reason);
+      process.stdout.write(`${spec.done(sessionId)}\n`);
+    });
+  },
+);
+
+export const approveCommand = cliAction(async (session: string, callId: string, options: ApproveOptions) => {
+  const sessionId = sessionArg(session);
+  if (callId.trim() === '' || callId.length > 200) throw usageError('invalid call id');
+  await withContext(async (ctx) => {
+    const decision = await ctx.sessions.handle(sessionId).executeUpdate(approveUpdate, {
+      args: [
+        {
+          callId,
+          decision: options.deny ? 'deny' : 'approve',
+          by: options.by,
+          ...(options.reason !== undefined ? { reason: options.reason } : {}),
+        },
+      ],
+    });
+    out(options.json, decision, `${decision.decision === 'approve' ? 'approved' : 'denied'} ${decision.callId}`);
+  });
+});
+
+export const compactCommand = cliAction(async (session: string, options: { prune?: boolean }) => {
+  const sessionId = sessionArg(session);
+  await withContext(async (ctx) => {
+    await ctx.sessions.handle(sessionId).executeUpdate(compactUpdate, { args: [options.prune ? { prune: true } : {}] });
+    process.stdout.write(`compaction requested for ${sessionId}\n`);
+  });
+});
+
+async function withContext(run: (ctx: CliContext) => Promise<void>): Promise<void> {
+  const ctx = await openCliContext();
+  try {
+    await run(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+function parse<T>(
+  schema: {
+    safeParse(
+      value: unknown,
+    ):
+      | { success: true; data: T }
+      | { success: false; error: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } };
+  },
+  value: unknown,
+): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw usageError(`invalid message: ${issue ? `${issue.path.join('.') || 'payload'}: ${issue.message}` : 'invalid'}`);
+}
+
+function out(json: boolean | undefined, data: unknown, line: string): void {
+  process.stdout.write(json ? `${JSON.stringify(data)}\n` : `${line}\n`);
+}

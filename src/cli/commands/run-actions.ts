@@ -1,0 +1,169 @@
+// What `dh run` and `dh attach` do; run-commands.ts defines them and loads this module when one runs.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { MessageSignalPayload, sessionWorkflowId } from '../../shared/session-messages.js';
+import { openDeltaChannel } from '../../streaming/open-delta-channel.js';
+import { openCliContext, type CliContext } from '../cli-context.js';
+import { CliError, ExitCode, exitCodeForTurn, usageError } from '../exit-codes.js';
+import { cliAction, sessionArg, textArg } from '../live/cli-action.js';
+import { followSession, type FollowResult } from '../live/follow-session.js';
+import { LiveRenderer } from '../live/live-renderer.js';
+
+/** A new session id: sortable by creation time, unique enough for one user's sessions. */
+export function newSessionId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+export interface RunOptions {
+  session?: string;
+  json?: boolean;
+  source: string;
+}
+
+export interface AttachOptions {
+  follow?: boolean;
+  json?: boolean;
+}
+
+export const runCommand = cliAction(async (task: string, options: RunOptions) => {
+  const sessionId = options.session !== undefined ? sessionArg(options.session) : newSessionId();
+  const messageId = `cli-${randomUUID()}`;
+  const payload = MessageSignalPayload.safeParse({ content: textArg(task), messageId, source: options.source });
+  if (!payload.success) throw usageError(`invalid task: ${payload.error.issues[0]?.message ?? 'invalid'}`);
+
+  const ctx = await openCliContext();
+  const channel = openDeltaChannel(ctx.config.store);
+  try {
+    if (options.session !== undefined) await refuseClosed(ctx, sessionId);
+    const fromSeq = await ctx.store.head(sessionId).catch(() => 0);
+    const renderer = options.json ? null : new LiveRenderer({ sessionId, hideMessageIds: new Set([messageId]) });
+    process.stderr.write(`dh: session ${sessionId} (watch it elsewhere: dh attach ${sessionId})\n`);
+    await ctx.sessions.followup(sessionId, payload.data.content, {
+      start: true,
+      messageId,
+      source: options.source,
+    });
+
+    const detach = new AbortController();
+    let presses = 0;
+    const onSigint = (): void => {
+      presses++;
+      if (presses > 1) {
+        detach.abort();
+        return;
+      }
+      renderer?.note('interrupting the turn… (Ctrl-C again to detach; the session keeps running)');
+      ctx.sessions.interrupt(sessionId, 'Ctrl-C in dh run').catch(() => detach.abort());
+    };
+    const result = await followWhile(onSigint, renderer, () =>
+      followSession(ctx, channel, sessionId, {
+        fromSeq,
+        mode: { kind: 'message', messageId },
+        renderer,
+        detach: detach.signal,
+      }),
+    );
+    return finish(sessionId, result, options.json, renderer);
+  } finally {
+    await channel.close();
+    await ctx.close();
+  }
+});
+
+export const attachCommand = cliAction(async (session: string, options: AttachOptions) => {
+  const sessionId = sessionArg(session);
+  const ctx = await openCliContext();
+  const channel = openDeltaChannel(ctx.config.store);
+  try {
+    const events = await ctx.store.read(sessionId).catch(async (error: unknown) => {
+      if ((error as { code?: unknown }).code !== 'SESSION_NOT_FOUND') throw error;
+      if (!(await workflowExists(ctx, sessionId)))
+        throw new CliError(`session "${sessionId}" does not exist`, ExitCode.SessionUnavailable);
+      return [];
+    });
+    // Catch up from the start of the current (or last) turn.
+    const lastTurnStart = events.findLast((e) => e.type === 'turn/start');
+    const renderer = options.json ? null : new LiveRenderer({ sessionId });
+    const detach = new AbortController();
+    const result = await followWhile(
+      () => detach.abort(),
+      renderer,
+      () =>
+        followSession(ctx, channel, sessionId, {
+          fromSeq: lastTurnStart?.seq ?? 0,
+          mode: { kind: 'session', follow: options.follow === true },
+          renderer,
+          detach: detach.signal,
+        }),
+    );
+    return finish(sessionId, result, options.json, renderer);
+  } finally {
+    await channel.close();
+    await ctx.close();
+  }
+});
+
+function finish(
+  sessionId: string,
+  result: FollowResult,
+  json: boolean | undefined,
+  renderer: LiveRenderer | null,
+): number {
+  if (json) process.stdout.write(`${JSON.stringify({ sessionId, ...result })}\n`);
+  if (result.outcome === 'detached') {
+    renderer?.note(`detached; the session keeps running (dh attach ${sessionId})`);
+    return ExitCode.Detached;
+  }
+  if (result.outcome === 'closed' && result.reason === null) {
+    renderer?.note(`session ${sessionId} is closed`);
+    return ExitCode.SessionUnavailable;
+  }
+  if (result.reason === 'completed' && renderer?.tty === true) {
+    const tokens = result.usage.inputUncached + result.usage.cacheRead + result.usage.output;
+    renderer.note(`✓ turn ${result.turn ?? '?'} completed · ${result.steps} step(s) · ${tokens} tokens`);
+  }
+  return result.reason !== null ? exitCodeForTurn(result.reason) : ExitCode.Ok;
+}
+
+/** A session whose workflow has completed takes no more tasks through `run`. */
+async function refuseClosed(ctx: CliContext, sessionId: string): Promise<void> {
+  let status: string;
+  try {
+    status = (await ctx.client.workflow.getHandle(sessionWorkflowId(sessionId)).describe()).status.name;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return;
+    throw error;
+  }
+  if (status !== 'RUNNING') {
+    throw new CliError(
+      `session "${sessionId}" is closed (${status.toLowerCase()}); reopen it with \`dh resume ${sessionId}\``,
+      ExitCode.SessionUnavailable,
+    );
+  }
+}
+
+async function workflowExists(ctx: CliContext, sessionId: string): Promise<boolean> {
+  try {
+    await ctx.client.workflow.getHandle(sessionWorkflowId(sessionId)).describe();
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
+
+/** Follows with `onSigint` handling Ctrl-C for as long as it runs; the renderer is closed either way. */
+async function followWhile(
+  onSigint: () => void,
+  renderer: LiveRenderer | null,
+  follow: () => Promise<FollowResult>,
+): Promise<FollowResult> {
+  process.on('SIGINT', onSigint);
+  try {
+    return await follow();
+  } finally {
+    process.off('SIGINT', onSigint);
+    renderer?.close();
+  }
+}
