@@ -81,6 +81,7 @@ export async function startWorker(
     ...(config.workflowCacheMax !== undefined ? { maxCachedWorkflows: config.workflowCacheMax } : {}),
     ...(config.hostId !== undefined ? { hostId: config.hostId } : {}),
     ...(config.workflowBundlePath !== undefined ? { workflowBundlePath: config.workflowBundlePath } : {}),
+    ...(config.workflowBundleCache !== undefined ? { workflowBundleCache: config.workflowBundleCache } : {}),
     runtime: {
       store,
       profile,

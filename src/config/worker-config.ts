@@ -26,6 +26,7 @@ const Env = z.object({
   DH_THINKING: z.enum(['enabled', 'disabled']).optional(),
   DH_SYSTEM_PROMPT: z.string().optional(),
   DH_WORKFLOW_BUNDLE: z.string().min(1).optional(),
+  DH_WORKFLOW_BUNDLE_CACHE: z.enum(['on', 'off']).optional(),
   DH_HOST_ID: z
     .string()
     .regex(/^[A-Za-z0-9._-]{1,100}$/, 'letters, digits, dot, dash, underscore')
@@ -58,6 +59,11 @@ export interface WorkerConfig {
   readonly thinking: 'enabled' | 'disabled' | undefined;
   readonly systemPrompt: string;
   readonly workflowBundlePath: string | undefined;
+  /**
+   * Without a prebuilt bundle, load the workflow bundle from the per-user cache (bundled once per
+   * content of the workflow code); false (`DH_WORKFLOW_BUNDLE_CACHE=off`) bundles from source at every start.
+   */
+  readonly workflowBundleCache?: boolean;
   readonly hostId: string | undefined;
   readonly modelConcurrency: number;
   /** Bounds of the worker's session cache; undefined = the cache's defaults. */
@@ -107,6 +113,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     thinking: e.DH_THINKING ?? (provider === 'deepseek' ? 'disabled' : undefined),
     systemPrompt: e.DH_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
     workflowBundlePath: e.DH_WORKFLOW_BUNDLE,
+    workflowBundleCache: e.DH_WORKFLOW_BUNDLE_CACHE !== 'off',
     hostId: e.DH_HOST_ID,
     modelConcurrency: e.DH_MODEL_CONCURRENCY ?? 16,
     sessionCacheMax: e.DH_SESSION_CACHE_MAX,

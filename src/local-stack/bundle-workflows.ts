@@ -1,5 +1,6 @@
 // Bundles the session workflows (src/workflows/index.ts), optionally with the workflow tracing
 // interceptors, with Temporal's webpack bundler into one file, so workers load prebuilt code.
+// Workers reuse bundles through the content-keyed cache in workflow-bundle-cache.ts.
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -27,19 +28,28 @@ export interface BundleOptions {
   readonly tracing?: boolean;
 }
 
-export async function bundleSessionWorkflows(
-  outFile?: string,
-  options: BundleOptions = {},
-): Promise<{ codePath: string }> {
-  const workflowsPath = sessionWorkflowsPath();
-  let code: string;
+/** The interceptor modules a bundle with these options carries. */
+export function bundleInterceptorModules(options: BundleOptions = {}): string[] {
+  return options.tracing ? [...WORKFLOW_INTERCEPTOR_MODULES] : [];
+}
+
+/**
+ * The bundle's code (the workflow entry `workflowsPath`, default sessionWorkflowsPath()). Everything
+ * that shapes the output besides the sources and packages is here: change it and bump
+ * BUNDLE_CACHE_FORMAT in workflow-bundle-cache.ts, or workers keep loading bundles of the old shape.
+ */
+export async function bundleSessionWorkflowCode(
+  options: BundleOptions & { readonly workflowsPath?: string } = {},
+): Promise<string> {
+  const workflowsPath = options.workflowsPath ?? sessionWorkflowsPath();
   try {
-    ({ code } = await bundleWorkflowCode({
+    const { code } = await bundleWorkflowCode({
       workflowsPath,
-      workflowInterceptorModules: options.tracing ? [...WORKFLOW_INTERCEPTOR_MODULES] : [],
+      workflowInterceptorModules: bundleInterceptorModules(options),
       // Webpack's progress lines are noise; warnings and errors still show.
       logger: new DefaultLogger('WARN'),
-    }));
+    });
+    return code;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw new Error(
@@ -48,6 +58,14 @@ export async function bundleSessionWorkflows(
       { cause: error },
     );
   }
+}
+
+/** Bundles from source into `outFile` (default: a new temporary directory), every time. */
+export async function bundleSessionWorkflows(
+  outFile?: string,
+  options: BundleOptions = {},
+): Promise<{ codePath: string }> {
+  const code = await bundleSessionWorkflowCode(options);
   const codePath = outFile ?? join(await mkdtemp(join(tmpdir(), 'dh-workflows-')), 'workflow-bundle.js');
   await mkdir(dirname(codePath), { recursive: true });
   await writeFile(codePath, code);

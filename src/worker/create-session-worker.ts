@@ -15,6 +15,7 @@ import {
   WORKFLOW_INTERCEPTOR_MODULES,
   workflowTracingSinks,
 } from '../observability/workflow-tracing.js';
+import { cachedSessionWorkflowBundle } from '../local-stack/workflow-bundle-cache.js';
 import { hostTaskQueue, modelTaskQueue } from '../shared/task-queues.js';
 
 export const DEFAULT_TASK_QUEUE = 'dh-sessions';
@@ -24,8 +25,18 @@ export interface SessionWorkerOptions {
   readonly namespace: string;
   readonly taskQueue: string;
   readonly runtime: SessionRuntime;
-  /** A prebuilt workflow bundle (see bundleSessionWorkflows); bundled from source when absent. */
+  /**
+   * A prebuilt workflow bundle (see bundleSessionWorkflows). When absent, the bundle comes from the
+   * per-user bundle cache (cachedSessionWorkflowBundle: bundled once per content of the workflow code).
+   */
   readonly workflowBundlePath?: string;
+  /**
+   * False: without `workflowBundlePath`, bundle the workflows from source at every start (the SDK's
+   * `workflowsPath`) instead of using the bundle cache (`DH_WORKFLOW_BUNDLE_CACHE=off`). Default true.
+   */
+  readonly workflowBundleCache?: boolean;
+  /** Where a line about an unusable bundle cache goes (default: stderr). */
+  readonly log?: (line: string) => void;
   /** Names this host's tool queue; a replacement machine with the same id (and the same workspaces) takes over. */
   readonly hostId?: string;
   /** Concurrent model calls on this worker (the provider key's budget). */
@@ -59,16 +70,10 @@ export interface SessionWorker {
 }
 
 export async function createSessionWorker(options: SessionWorkerOptions): Promise<SessionWorker> {
+  const workflowCode = await workflowCodeFor(options);
   const connection = await connect(options.address, options.tls);
   const hostQueue = hostTaskQueue(options.taskQueue, sanitize(options.hostId ?? hostname()));
   const activities = createSessionActivities({ ...options.runtime, hostTaskQueue: hostQueue });
-  // With telemetry on, workflow spans need the tracing interceptors in the workflow code: a prebuilt
-  // bundle without them is set aside and the workflows are bundled from source with them (a slower start).
-  const bundle =
-    options.workflowBundlePath !== undefined &&
-    (options.telemetry === undefined || (await bundleHasTracing(options.workflowBundlePath)))
-      ? options.workflowBundlePath
-      : undefined;
   // Heartbeats carry cancellation: flush them every second so an interrupt lands within about a
   // second instead of 80% of the heartbeat timeout.
   const common = {
@@ -80,8 +85,10 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
     ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
     interceptors: {
       activity: options.telemetry?.activityInterceptors ?? [],
-      // Bundled from source here only; a prebuilt bundle has them or not (see workflowCode below).
-      ...(bundle === undefined && options.telemetry ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] } : {}),
+      // Bundled from source here only; a prebuilt or cached bundle has them or not (see workflowCode).
+      ...('workflowsPath' in workflowCode && options.telemetry
+        ? { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }
+        : {}),
     },
     sinks: workflowTracingSinks(options.telemetry),
   } as const;
@@ -90,9 +97,7 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
       ...common,
       taskQueue: options.taskQueue,
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
-      ...(bundle !== undefined
-        ? { workflowBundle: { codePath: bundle } }
-        : { workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)) }),
+      ...workflowCode,
     }),
     Worker.create({
       ...common,
@@ -130,6 +135,35 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
       await Promise.resolve();
     },
   };
+}
+
+/**
+ * Where the session worker's workflow code comes from: the prebuilt bundle, the bundle cache, or (cache
+ * off) the SDK bundling from source at start. With telemetry on, workflow spans need the tracing
+ * interceptors in the workflow code: a prebuilt bundle without them is set aside for one with them.
+ */
+async function workflowCodeFor(
+  options: SessionWorkerOptions,
+): Promise<{ workflowBundle: { codePath: string } | { code: string } } | { workflowsPath: string }> {
+  const prebuilt = options.workflowBundlePath;
+  if (prebuilt !== undefined && (options.telemetry === undefined || (await bundleHasTracing(prebuilt)))) {
+    return { workflowBundle: { codePath: prebuilt } };
+  }
+  // A payload or failure converter that runs in the sandbox must be bundled in: only the SDK's own
+  // bundling (workflowsPath) does that.
+  const converter = options.dataConverter;
+  if (
+    options.workflowBundleCache === false ||
+    converter?.payloadConverterPath !== undefined ||
+    converter?.failureConverterPath !== undefined
+  ) {
+    return { workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)) };
+  }
+  const cached = await cachedSessionWorkflowBundle({
+    tracing: options.telemetry !== undefined,
+    ...(options.log !== undefined ? { log: options.log } : {}),
+  });
+  return { workflowBundle: cached.workflowBundle };
 }
 
 /** The worker's connection; a refused handshake or an unreachable frontend is one error naming the address. */

@@ -1,7 +1,8 @@
 // Starts the real services the suite needs, once per run, and hands their addresses to the tests:
 // PostgreSQL, a Temporal dev server (CLI built on first use) and the prebuilt session-workflow bundle.
-import { rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 
 /** Search attributes the session workflow sets; registered at server start. */
@@ -37,9 +38,15 @@ export default async function setup(project: TestProject): Promise<() => Promise
       project.provide('temporalNamespace', server.namespace);
     })(),
     (async () => {
-      const { bundleSessionWorkflows } = await import('../../src/local-stack/bundle-workflows.js');
-      const { codePath } = await bundleSessionWorkflows();
-      teardowns.push(() => rm(dirname(codePath), { recursive: true, force: true }));
+      // From the per-user bundle cache (bundled only when the workflow code changed), copied into a
+      // directory of this run so an eviction during a long run cannot take it away.
+      const { writeSessionWorkflowBundle } = await import('../../src/local-stack/workflow-bundle-cache.js');
+      const dir = await mkdtemp(join(tmpdir(), 'dh-workflows-'));
+      teardowns.push(() => rm(dir, { recursive: true, force: true }));
+      const { codePath } = await writeSessionWorkflowBundle(join(dir, 'workflow-bundle.js'), {
+        cache: process.env.DH_WORKFLOW_BUNDLE_CACHE !== 'off',
+        log: (line) => console.log(line),
+      });
       project.provide('workflowBundlePath', codePath);
     })(),
   ]);

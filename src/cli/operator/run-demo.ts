@@ -13,9 +13,9 @@ import { SessionClient } from '../../client/session-client.js';
 import { temporalTlsFromEnv } from '../../config/temporal-tls.js';
 import type { WorkerConfig } from '../../config/worker-config.js';
 import { DhError, type SessionEvent } from '../../core/index.js';
-import { bundleSessionWorkflows } from '../../local-stack/bundle-workflows.js';
 import { signalGroup } from '../../local-stack/signal-group.js';
 import { ensureLocalStack, WORKER_READY_FILE_ENV } from '../../local-stack/local-stack.js';
+import { writeSessionWorkflowBundle } from '../../local-stack/workflow-bundle-cache.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../scripted-provider/start-scripted-provider.js';
 import type { SessionStore } from '../../stores/session-store.js';
@@ -210,8 +210,17 @@ class Demo {
   }
 
   async #bundle(): Promise<string> {
-    say('  bundling the session workflows once for both demo workers');
-    const { codePath } = await bundleSessionWorkflows(join(this.config.home, 'demo', 'workflow-bundle.js'));
+    // From the per-user bundle cache (bundled only when the workflow code changed), copied so the demo
+    // workers' bundle outlives any eviction.
+    const { codePath, outcome } = await writeSessionWorkflowBundle(
+      join(this.config.home, 'demo', 'workflow-bundle.js'),
+      { cache: this.config.workflowBundleCache !== false, log: (line) => say(`  ${line}`) },
+    );
+    say(
+      outcome === 'hit'
+        ? '  the session workflows are bundled already (cached); both demo workers load that bundle'
+        : '  bundled the session workflows once for both demo workers',
+    );
     return codePath;
   }
 
