@@ -40,7 +40,6 @@ export interface DevServer {
   readonly stop: () => Promise<void>;
 }
 
-/** Dynamic config the product needs (updates, async-accepted updates, update-with-start). */
 /**
  * The search attributes the session workflow sets (src/shared/search-attributes.ts). Always registered:
  * an unregistered attribute fails the workflow task that sets it.
@@ -51,10 +50,29 @@ export const SESSION_SEARCH_ATTRIBUTES: Readonly<Record<string, SearchAttributeT
   DhTotalTokens: 'Int',
 };
 
-export const REQUIRED_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = {
+/** Dynamic config the product needs: updates, async-accepted updates, update-with-start. */
+export const FEATURE_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = {
   'frontend.enableUpdateWorkflowExecution': true,
   'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
   'frontend.enableExecuteMultiOperation': true,
+};
+
+/**
+ * The history service's transfer-queue reader polls at most 20 times a second by default (per shard and
+ * per host), so once its burst is spent every task dispatch waits ~50 ms: a floor of ~200 ms under a step
+ * of two activities. On a single-node dev server nothing else shares that reader, so it is unthrottled.
+ * Only the settings that changed a measured figure are here; docs/temporal-server.md has the figures, the
+ * readers left at their defaults, and what an operator of a real cluster should check instead.
+ */
+export const QUEUE_READER_DYNAMIC_CONFIG: Readonly<Record<string, number>> = {
+  'history.transferProcessorMaxPollRPS': 10_000,
+  'history.transferProcessorMaxPollHostRPS': 10_000,
+};
+
+/** Every dynamic config value each Temporal server the project starts gets (they win over a caller's). */
+export const REQUIRED_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number>> = {
+  ...FEATURE_DYNAMIC_CONFIG,
+  ...QUEUE_READER_DYNAMIC_CONFIG,
 };
 
 const DEFAULT_READY_TIMEOUT_MS = 30_000;

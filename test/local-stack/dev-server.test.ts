@@ -118,13 +118,34 @@ describe('startDevServer', () => {
       { port: 7233, uiPort: null },
     );
     const values = args.flatMap((arg, i) => (args[i - 1] === '--dynamic-config-value' ? [arg] : []));
-    for (const key of Object.keys(REQUIRED_DYNAMIC_CONFIG)) expect(values).toContain(`${key}=true`);
-    expect(values).toContain('limit.blobSize.error=1024');
-    expect(values).toContain('some.stringKey="a \\"b\\""');
+    expect(values).toEqual([
+      'limit.blobSize.error=1024',
+      'some.stringKey="a \\"b\\""',
+      ...Object.entries(REQUIRED_DYNAMIC_CONFIG).map(([key, value]) => `${key}=${String(value)}`),
+    ]);
     expect(args.slice(0, 6)).toEqual(['server', 'start-dev', '--ip', '127.0.0.1', '--port', '7233']);
     expect(args).toContain('--headless');
     expect(args.join(' ')).toContain('--namespace other');
     expect(args.join(' ')).toContain('--search-attribute DhTurns=Int');
+  });
+
+  it('unthrottles the transfer-queue reader and enables updates, and nothing else', () => {
+    // Exactly this list: a setting dropped puts the ~50 ms dispatch floor back under every step.
+    expect(REQUIRED_DYNAMIC_CONFIG).toEqual({
+      'frontend.enableUpdateWorkflowExecution': true,
+      'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
+      'frontend.enableExecuteMultiOperation': true,
+      'history.transferProcessorMaxPollRPS': 10000,
+      'history.transferProcessorMaxPollHostRPS': 10000,
+    });
+    // A caller cannot throttle them again: the required values win.
+    const args = devServerArgs(
+      { cliPath, dynamicConfig: { 'history.transferProcessorMaxPollRPS': 20 } },
+      { port: 7233, uiPort: null },
+    );
+    const values = args.flatMap((arg, i) => (args[i - 1] === '--dynamic-config-value' ? [arg] : []));
+    expect(values).toContain('history.transferProcessorMaxPollRPS=10000');
+    expect(values).not.toContain('history.transferProcessorMaxPollRPS=20');
   });
 
   it('starts with a UI and a non-default namespace', { timeout: 60_000 }, async () => {
