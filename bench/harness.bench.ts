@@ -54,6 +54,14 @@ export function startBare(server: BenchServer): Promise<BareWorker> {
   return startBareWorker(server.address, server.namespace);
 }
 
+/** CPU time (user + system) a process has used so far, in ms (Linux; clock ticks of 10 ms). */
+export function processCpuMs(pid: number): number {
+  // Fields after the command name (which may hold spaces, so split after its closing paren): utime is 14th, stime 15th.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 /** VmRSS of a process in bytes (Linux). */
 export function vmRssBytes(pid: number): number {
   const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -246,33 +254,60 @@ function eventMs(e: HistoryEvent): number {
   return Number(e.eventTime?.seconds ?? 0) * 1000 + Number(e.eventTime?.nanos ?? 0) / 1e6;
 }
 
+/** Where one step's time went, from the history's own timestamps (ms). */
+export interface StepPhases {
+  /** Workflow and activity tasks: scheduled → started. */
+  dispatch: number;
+  /** Workflow tasks: started → completed (the worker running workflow code, and the round trip). */
+  workflowTasks: number;
+  /** Activity tasks by type: started → completed (or failed / cancelled). */
+  activities: Record<string, number>;
+}
+
 /**
- * Per step (delimited by the scheduling of `stepActivity`), the time tasks waited between being
- * scheduled and being picked up by the worker (workflow and activity tasks), from the history's own
- * timestamps; steps `from`..`to` (0-based, exclusive end).
+ * Per step (delimited by the scheduling of `stepActivity`), where the time went: dispatch waits,
+ * workflow-task run time and activity run time by type; steps `from`..`to` (0-based, exclusive end).
  */
-export function dispatchWaitPerStep(
+export function stepPhases(
   events: readonly HistoryEvent[],
   stepActivity: string,
   from: number,
   to: number,
-): number[] {
+): StepPhases[] {
   const scheduledAt = new Map<string, number>();
-  const perStep: number[] = [];
-  let step = -1;
+  const startedAt = new Map<string, number>();
+  const activityType = new Map<string, string>();
+  const perStep: StepPhases[] = [];
   for (const e of events) {
     const id = String(e.eventId);
-    if (e.activityTaskScheduledEventAttributes?.activityType?.name === stepActivity) {
-      step++;
-      perStep.push(0);
-    }
-    if (e.activityTaskScheduledEventAttributes || e.workflowTaskScheduledEventAttributes)
+    const scheduledType = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (scheduledType === stepActivity) perStep.push({ dispatch: 0, workflowTasks: 0, activities: {} });
+    const step = perStep.at(-1);
+    if (e.activityTaskScheduledEventAttributes || e.workflowTaskScheduledEventAttributes) {
       scheduledAt.set(id, eventMs(e));
+      if (scheduledType) activityType.set(id, scheduledType);
+    }
     const started =
       e.activityTaskStartedEventAttributes?.scheduledEventId ?? e.workflowTaskStartedEventAttributes?.scheduledEventId;
-    if (started !== undefined && started !== null && step >= 0) {
+    if (started !== undefined && started !== null) {
+      startedAt.set(String(started), eventMs(e));
       const at = scheduledAt.get(String(started));
-      if (at !== undefined) perStep[step] = (perStep[step] ?? 0) + (eventMs(e) - at);
+      if (at !== undefined && step) step.dispatch += eventMs(e) - at;
+    }
+    const wftDone = e.workflowTaskCompletedEventAttributes ?? e.workflowTaskFailedEventAttributes;
+    if (wftDone?.scheduledEventId !== undefined && wftDone.scheduledEventId !== null && step) {
+      const at = startedAt.get(String(wftDone.scheduledEventId));
+      if (at !== undefined) step.workflowTasks += eventMs(e) - at;
+    }
+    const actDone =
+      e.activityTaskCompletedEventAttributes ??
+      e.activityTaskFailedEventAttributes ??
+      e.activityTaskCanceledEventAttributes;
+    if (actDone?.scheduledEventId !== undefined && actDone.scheduledEventId !== null && step) {
+      const key = String(actDone.scheduledEventId);
+      const at = startedAt.get(key);
+      const type = activityType.get(key) ?? '?';
+      if (at !== undefined) step.activities[type] = (step.activities[type] ?? 0) + (eventMs(e) - at);
     }
   }
   return perStep.slice(from, to);
