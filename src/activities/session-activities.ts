@@ -314,7 +314,12 @@ export function createSessionActivities(runtime: SessionRuntime) {
         const heartbeat = setInterval(() => context.heartbeat(), runtime.heartbeatMs);
         try {
           let batch: ToolCall[] = [];
-          const runBatch = async (): Promise<void> => {
+          /**
+           * `last`: the step's final batch (nothing runs after it). Its results are staged, not appended:
+           * they reach the store in one commit with the step's end (below), so a steady tool step costs
+           * two commits, not three.
+           */
+          const runBatch = async (last = false): Promise<void> => {
             if (batch.length === 0) return;
             const running = batch;
             batch = [];
@@ -345,14 +350,18 @@ export function createSessionActivities(runtime: SessionRuntime) {
             clearTimeout(killer);
             if (context.cancellationSignal.aborted) throw new CancelledFailure('interrupted during a tool call');
             // Results are logged in model order, whatever order the calls finished in.
-            session = await cache.append(
-              session,
-              running.map((call, i) => result(call, outputs[i]?.status ?? 'error', outputs[i]?.output ?? '')),
+            const results = running.map((call, i) =>
+              result(call, outputs[i]?.status ?? 'error', outputs[i]?.output ?? ''),
             );
+            if (last) {
+              session = cache.stage(session, results);
+              return;
+            }
+            session = await cache.append(session, results);
             failpoint('tool-after-append');
           };
 
-          for (const call of calls) {
+          for (const [index, call] of calls.entries()) {
             const state = session.state.openStep?.calls.get(call.id);
             if (!state || state.answered) continue;
             const tool = runtime.tools.get(call.name);
@@ -430,15 +439,22 @@ export function createSessionActivities(runtime: SessionRuntime) {
             }
             if (!tool?.concurrencySafe) await runBatch();
             batch.push(call);
-            if (!tool?.concurrencySafe) await runBatch();
+            if (!tool?.concurrencySafe) await runBatch(index === calls.length - 1);
           }
-          await runBatch();
+          await runBatch(true);
         } finally {
           clearInterval(heartbeat);
         }
 
-        // Plugins may leave notices for the next step; they are logged as injected context.
-        const notices = runtime.afterTools ? await runtime.afterTools(stepContext()) : [];
+        // Plugins may leave notices for the next step; they are logged as injected context. They see the
+        // staged results; a plugin that throws must not cost the results of tools that already ran.
+        let notices: readonly { source: string; content: string }[] = [];
+        try {
+          if (runtime.afterTools) notices = await runtime.afterTools(stepContext());
+        } catch (error) {
+          session = await cache.append(session, []);
+          throw error;
+        }
         const enqueue: EventDraft[] = notices.map((notice, i) => ({
           type: 'inbox/enqueue',
           at: Date.now(),
@@ -453,6 +469,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
           (e) => e.type === 'inbox/enqueue' && !session.state.seenMessageIds.has(e.messageId),
         );
         session = await cache.append(session, [...fresh, { type: 'step/end', at: Date.now(), turn, step }]);
+        failpoint('tool-after-append');
         return {
           ...(await outcome(session, input.knownHead)),
           pendingApproval: null,

@@ -34,6 +34,8 @@ interface Entry {
 export class SessionCache {
   /** In touch order, least recent first: both evictions look only at the front. */
   readonly #sessions = new Map<string, Entry>();
+  /** Sessions holding staged events (applied in memory, not yet in the store): the seq the first one took. */
+  readonly #staged = new WeakMap<Session, number>();
   readonly #maxSessions: number;
   readonly #idleMs: number;
   readonly #now: () => number;
@@ -66,6 +68,8 @@ export class SessionCache {
   async load(sessionId: string): Promise<Session> {
     this.#dropIdle();
     let session = this.#sessions.get(sessionId)?.session;
+    // A copy ahead of the store (staged events an activity never appended) is not the truth: re-read.
+    if (session && this.#staged.has(session)) session = undefined;
     if (!session) {
       session = new Session(sessionId, await this.store.read(sessionId));
       this.#sessions.delete(sessionId);
@@ -90,17 +94,38 @@ export class SessionCache {
   }
 
   /**
-   * Validates `drafts` against the session (structure, schema), appends them at its head, and returns
-   * the session as stored afterwards. On a store refusal the cached copy is dropped (the next load
-   * re-reads the truth); on a lost race (a slot already filled by another attempt) the winner's events
-   * are what the returned session holds.
+   * Validates `drafts` against the session and applies them in memory only: the next `append` on this
+   * session writes them to the store together with its own drafts, in one store append (one commit).
+   * Until then the cached copy is ahead of the store, so a `load` in between re-reads the store instead.
+   */
+  stage(session: Session, drafts: readonly EventDraft[]): Session {
+    if (drafts.length === 0) return session;
+    const start = this.#staged.get(session) ?? session.head;
+    try {
+      session.append(...drafts);
+    } catch (error) {
+      this.#sessions.delete(session.sessionId);
+      throw error;
+    }
+    this.#staged.set(session, start);
+    return session;
+  }
+
+  /**
+   * Validates `drafts` against the session (structure, schema), appends them — after any staged events —
+   * at its head, and returns the session as stored afterwards. On a store refusal the cached copy is
+   * dropped (the next load re-reads the truth); on a lost race (a slot already filled by another attempt)
+   * the winner's events are what the returned session holds. With no drafts it writes what is staged.
    */
   async append(session: Session, drafts: readonly EventDraft[]): Promise<Session> {
-    if (drafts.length === 0) return session;
-    const start = session.head;
+    const staged = this.#staged.get(session);
+    if (drafts.length === 0 && staged === undefined) return session;
+    const start = staged ?? session.head;
+    this.#staged.delete(session);
     let events: readonly SessionEvent[];
     try {
-      events = session.append(...drafts);
+      session.append(...drafts);
+      events = session.events.slice(start);
     } catch (error) {
       this.#sessions.delete(session.sessionId);
       throw error;

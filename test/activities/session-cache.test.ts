@@ -21,7 +21,10 @@ class CountingStore implements SessionStore {
   create(...args: Parameters<SessionStore['create']>) {
     return this.inner.create(...args);
   }
+  /** Each store append (one commit), as [sessionId, expectedSeq, event count]. */
+  readonly appends: [string, number, number][] = [];
   append(...args: Parameters<SessionStore['append']>) {
+    this.appends.push([args[0], args[1], args[2].length]);
     return this.inner.append(...args);
   }
   read(...args: Parameters<SessionStore['read']>) {
@@ -85,6 +88,40 @@ describe('SessionCache (real SQLite)', () => {
   afterEach(async () => {
     await store.close();
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it('staged events reach the store with the next append, in one store append', async () => {
+    const cache = new SessionCache(store, { now });
+    const a = await cache.load('a');
+    const head = a.head;
+    const [first, second] = [turnDrafts(3).slice(0, 2), turnDrafts(3).slice(2)];
+    cache.stage(a, first);
+    expect(a.head).toBe(head + first.length);
+    expect(await store.inner.head('a')).toBe(head); // nothing written yet
+    store.appends.length = 0;
+    const after = await cache.append(a, second);
+    expect(store.appends).toEqual([['a', head, first.length + second.length]]);
+    expect((await store.inner.read('a')).map((e) => e.type)).toEqual(after.events.map((e) => e.type));
+    // An append with no drafts writes whatever is staged, and nothing when nothing is.
+    cache.stage(after, turnDrafts(4).slice(0, 1));
+    await cache.append(after, []);
+    await cache.append(after, []);
+    expect(store.appends).toHaveLength(2);
+    expect(await store.inner.head('a')).toBe(after.head);
+  });
+
+  it('a load while events are staged re-reads the store: a copy ahead of the store is never handed out', async () => {
+    const cache = new SessionCache(store, { now });
+    const a = await cache.load('a');
+    const head = a.head;
+    cache.stage(a, turnDrafts(3).slice(0, 2)); // an activity that stages, then fails before appending
+    const reloaded = await cache.load('a');
+    expect(reloaded).not.toBe(a);
+    expect(reloaded.head).toBe(head);
+    expect(store.fullReads('a')).toBe(2);
+    // The reloaded copy appends at the store's head as usual.
+    await cache.append(reloaded, turnDrafts(3));
+    expect(await store.inner.head('a')).toBe(head + turnDrafts(3).length);
   });
 
   it('beyond maxSessions drops the least recently used; a hit reads only new events', async () => {
