@@ -12,6 +12,8 @@ import { idleBench } from './idle.bench.js';
 import { costBench } from './cost.bench.js';
 import { cacheBench } from './cache.bench.js';
 import { historyBench } from './history.bench.js';
+import { firstTokenBench } from './first-token.bench.js';
+import { dhRunStepsBench } from './dh-run-steps.bench.js';
 
 const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   append: storeAppendBench,
@@ -23,6 +25,8 @@ const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   cost: () => costBench(),
   cache: () => cacheBench(),
   history: () => historyBench(),
+  'first-token': () => firstTokenBench(),
+  'dh-run': () => dhRunStepsBench(),
 };
 
 const onlyIndex = process.argv.indexOf('--only');

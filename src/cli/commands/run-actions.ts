@@ -15,6 +15,15 @@ export function newSessionId(now = new Date()): string {
   return `${stamp}-${randomBytes(3).toString('hex')}`;
 }
 
+/**
+ * `DH_TRACE_TIMING=1`: `dh-timing: <sending|accepted> <epoch ms>` on stderr just before the followup is
+ * sent and once Temporal has accepted it — the moments bench/first-token.bench.ts measures from.
+ */
+function traceTiming(label: string): void {
+  if (process.env.DH_TRACE_TIMING !== '1') return;
+  process.stderr.write(`dh-timing: ${label} ${(performance.timeOrigin + performance.now()).toFixed(1)}\n`);
+}
+
 export interface RunOptions {
   session?: string;
   json?: boolean;
@@ -39,11 +48,13 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
     const fromSeq = await ctx.store.head(sessionId).catch(() => 0);
     const renderer = options.json ? null : new LiveRenderer({ sessionId, hideMessageIds: new Set([messageId]) });
     process.stderr.write(`dh: session ${sessionId} (watch it elsewhere: dh attach ${sessionId})\n`);
+    traceTiming('sending');
     await ctx.sessions.followup(sessionId, payload.data.content, {
       start: true,
       messageId,
       source: options.source,
     });
+    traceTiming('accepted');
 
     const detach = new AbortController();
     let presses = 0;
