@@ -41,12 +41,18 @@ export class OutboundGate {
     const { sessionId } = request;
     const previous = this.#entries.get(sessionId);
     const verified = previous?.verified ?? new VerifiedRows();
+    verified.beginRead();
     const events = await this.store.read(sessionId, 0, undefined, { verified });
+    // The rows this read validated in full (JSON, schema, columns, digest), frozen since: the session
+    // admits them without parsing them a second time, still checking their place and the log's structure.
+    // A row the memo matched is not among them; it is either the session's own event already (advance)
+    // or parsed again (rebuild).
+    const admit = { validated: verified.validatedInRead };
     let entry: GateEntry;
     try {
       const unchanged = previous !== undefined && extends_(events, previous.session.events);
-      if (unchanged) previous.session.appendEvents(events.slice(previous.session.head));
-      entry = unchanged ? previous : { verified, session: new Session(sessionId, events) };
+      if (unchanged) previous.session.appendEvents(events.slice(previous.session.head), admit);
+      entry = unchanged ? previous : { verified, session: new Session(sessionId, events, admit) };
       this.counts[unchanged ? 'advanced' : previous ? 'rebuilt' : 'cold']++;
     } catch (error) {
       this.#entries.delete(sessionId);

@@ -8,6 +8,18 @@ import { deepFreeze } from './deep-freeze.js';
 import { findPairingProblem, LogState } from './log-state.js';
 import { LogStructureError } from './errors.js';
 
+/** How `new Session` and `appendEvents` admit complete events. */
+export interface AdmitOptions {
+  /**
+   * Events that a store's reader validated in full (lossless JSON, schema at their seq, key, digest:
+   * `parseEvent` and more) in the very read that returned them, and deep-froze at once, so they are still
+   * exactly what passed. They are admitted without parsing them again; their place (seq) and the
+   * structural rules (turns, steps, pairing, claims, replaces) are still checked. Every other event is
+   * parsed in full. Never fill it from a cache: only with what the read itself just validated.
+   */
+  readonly validated?: ReadonlySet<unknown>;
+}
+
 export class Session {
   readonly sessionId: string;
   #events: SessionEvent[] = [];
@@ -17,11 +29,15 @@ export class Session {
   #header: RequestHeader | undefined;
   #replaceGeneration = 0;
 
-  /** Builds a session over existing events (e.g. read from a store), validating every one. */
-  constructor(sessionId: string, events: Iterable<unknown> = []) {
+  /**
+   * Builds a session over existing events (e.g. read from a store), validating every one: in full, or for
+   * the events a store's read has just validated (`options.validated`), their place and the structure.
+   */
+  constructor(sessionId: string, events: Iterable<unknown> = [], options?: AdmitOptions) {
     this.sessionId = sessionId;
     this.#state = new LogState(sessionId);
-    for (const raw of events) this.#admit(parseEvent(sessionId, raw, this.#events.length));
+    const validated = options?.validated;
+    for (const raw of events) this.#admit(this.#parse(raw, this.#events.length, validated));
   }
 
   get events(): readonly SessionEvent[] {
@@ -58,10 +74,11 @@ export class Session {
   }
 
   /** Appends complete events (seq and key given), e.g. the winner's events returned by a store. */
-  appendEvents(events: readonly unknown[]): readonly SessionEvent[] {
+  appendEvents(events: readonly unknown[], options?: AdmitOptions): readonly SessionEvent[] {
     const start = this.#events.length;
+    const validated = options?.validated;
     try {
-      return events.map((raw, i) => this.#admit(parseEvent(this.sessionId, raw, start + i)));
+      return events.map((raw, i) => this.#admit(this.#parse(raw, start + i, validated)));
     } catch (error) {
       if (this.#events.length > start) this.#rollback(start);
       throw error;
@@ -76,6 +93,16 @@ export class Session {
   /** The header in force (latest `request/header` snapshot). */
   requestHeader(): RequestHeader | undefined {
     return this.#header;
+  }
+
+  /**
+   * The schema-valid event `raw` is at `seq`: parsed in full, unless the store's reader has just validated
+   * this very (frozen) object at this very seq (`AdmitOptions.validated`). Anything else, including an
+   * event of that set standing at another seq, is parsed and so reported the usual way.
+   */
+  #parse(raw: unknown, seq: number, validated: ReadonlySet<unknown> | undefined): SessionEvent {
+    if (validated?.has(raw) && Object.isFrozen(raw) && (raw as SessionEvent).seq === seq) return raw as SessionEvent;
+    return parseEvent(this.sessionId, raw, seq);
   }
 
   #admit(event: SessionEvent): SessionEvent {

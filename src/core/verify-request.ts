@@ -83,14 +83,63 @@ export function firstDifference(actual: BuiltRequest, expected: BuiltRequest): s
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
+  if (isObject(a) && isObject(b)) {
+    if (provenEqual.get(a) === b) return true;
+    // Structurally equal values have equal canonical JSON; only a value that is not (or is equal only
+    // canonically, e.g. a key set to undefined on one side) is serialized and compared as text.
+    if (!sameStructure(a, b) && frozenCanonicalJson(a) !== frozenCanonicalJson(b)) return false;
+    if (isDeepFrozen(a) && isDeepFrozen(b)) provenEqual.set(a, b);
+    return true;
+  }
   return frozenCanonicalJson(a) === frozenCanonicalJson(b);
+}
+
+function isObject(value: unknown): value is object {
+  return value !== null && typeof value === 'object';
+}
+
+/**
+ * Pairs of deep-frozen values found equal: neither can ever change again, so they stay equal. Requests keep
+ * their messages across steps and so does the gate's derivation, so step after step the messages compared
+ * before are the same pair of objects and only the new ones are compared field by field. One partner is
+ * remembered per value (the latest); any other partner is compared in full.
+ */
+const provenEqual = new WeakMap<object, object>();
+
+/**
+ * True only when `a` and `b` have equal canonical JSON because they are equal node for node: the same own
+ * enumerable keys (in any order) with equal values, arrays of the same length with equal elements, and
+ * identical primitives. It walks exactly what `canonicalJson` walks (Object.keys, indices), without
+ * building any text. False means "not shown equal this way", never "different": the caller then compares
+ * the canonical texts, which also equate what only serializes alike (e.g. a key whose value is undefined).
+ */
+function sameStructure(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (!isObject(a) || !isObject(b)) return false;
+  if (provenEqual.get(a) === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameStructure(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  const other = Object.keys(b);
+  if (keys.length !== other.length) return false;
+  const recordA = a as Record<string, unknown>;
+  const recordB = b as Record<string, unknown>;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i] as string;
+    // Same count and every key of `a` an own enumerable key of `b`: the key sets are equal.
+    if (key !== other[i] && !Object.prototype.propertyIsEnumerable.call(b, key)) return false;
+    if (!sameStructure(recordA[key], recordB[key])) return false;
+  }
+  return true;
 }
 
 /**
  * Canonical JSON of values that can never change again: a deep-frozen object's text is computed once and
- * remembered by identity. Requests keep their messages across steps (the derivation reuses its frozen
- * messages), so comparing step after step costs only the new messages. Anything not deep-frozen is
- * serialized afresh every time.
+ * remembered by identity. Anything not deep-frozen is serialized afresh every time.
  */
 const canonicalOfFrozen = new WeakMap<object, string>();
 function frozenCanonicalJson(value: unknown): string {

@@ -85,7 +85,11 @@ const NOT_SQL_TEXT = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])
 /** ...plus the backslash, the escape character of `idColumn`, which keeps the mapping injective. */
 const ESCAPED_IN_ID_COLUMN = new RegExp(`\\\\|${NOT_SQL_TEXT.source}`, 'g');
 
-/** Loads rows that must be the contiguous run `fromSeq, fromSeq + 1, ...`: a hole is a damaged log. */
+/**
+ * Loads rows that must be the contiguous run `fromSeq, fromSeq + 1, ...`: a hole is a damaged log. With a
+ * `verified` memo, a row it matches yields its remembered event; any other row is validated in full and
+ * remembered, its event deep-frozen and counted among the memo's `validatedInRead`.
+ */
 export function rowsToEvents(
   sessionId: string,
   fromSeq: number,

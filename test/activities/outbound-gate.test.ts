@@ -7,9 +7,21 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildSessionRequest, ErrorCode, eventDigest, Session, type SessionEvent } from '../../src/core/index.js';
+import {
+  buildSessionRequest,
+  deepFreeze,
+  ErrorCode,
+  eventDigest,
+  InvalidEventError,
+  isDeepFrozen,
+  LogStructureError,
+  Session,
+  type BuiltRequest,
+  type SessionEvent,
+} from '../../src/core/index.js';
 import { OutboundGate } from '../../src/activities/outbound-gate.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
+import { VerifiedRows } from '../../src/stores/verified-rows.js';
 import { LogDriver, logCommandArbitrary } from '../helpers/log-generator.js';
 
 const dirs: string[] = [];
@@ -44,15 +56,32 @@ async function storedSession() {
 /** Rewrites the first tool result's output behind the store's back; optionally fixes its digest column. */
 function tamper(path: string, fixDigest: boolean): number {
   const raw = new Database(path);
-  const row = raw.prepare("SELECT seq, body FROM events WHERE type = 'tool/result' LIMIT 1").get() as {
-    seq: number;
-    body: string;
-  };
-  const edited = { ...(JSON.parse(row.body) as Record<string, unknown>), output: 'tampered output' } as SessionEvent;
-  raw.prepare('UPDATE events SET body = ? WHERE seq = ?').run(JSON.stringify(edited), row.seq);
-  if (fixDigest) raw.prepare('UPDATE events SET digest = ? WHERE seq = ?').run(eventDigest(edited), row.seq);
+  const row = raw.prepare("SELECT seq FROM events WHERE type = 'tool/result' LIMIT 1").get() as { seq: number };
   raw.close();
+  rewriteRow(path, row.seq, (event) => ({ ...event, output: 'tampered output' }), fixDigest);
   return row.seq;
+}
+
+/** Rewrites the body of the row at `seq` behind the store's back; optionally fixes its digest column. Returns the old body. */
+function rewriteRow(
+  path: string,
+  seq: number,
+  edit: (event: Record<string, unknown>) => Record<string, unknown>,
+  fixDigest: boolean,
+): string {
+  const raw = new Database(path);
+  const { body } = raw.prepare('SELECT body FROM events WHERE seq = ?').get(seq) as { body: string };
+  const edited = edit(JSON.parse(body) as Record<string, unknown>) as SessionEvent;
+  raw.prepare('UPDATE events SET body = ? WHERE seq = ?').run(JSON.stringify(edited), seq);
+  if (fixDigest) raw.prepare('UPDATE events SET digest = ? WHERE seq = ?').run(eventDigest(edited), seq);
+  raw.close();
+  return body;
+}
+
+function restoreRow(path: string, seq: number, body: string): void {
+  const raw = new Database(path);
+  raw.prepare('UPDATE events SET body = ? WHERE seq = ?').run(body, seq);
+  raw.close();
 }
 
 describe('OutboundGate', () => {
@@ -149,5 +178,114 @@ describe('OutboundGate', () => {
       }),
       { numRuns: 40 },
     );
+  });
+
+  it('a row changed and remembered by a read that then failed still makes the next read rebuild, and refuse', async () => {
+    const { store, path, request } = await storedSession();
+    const gate = new OutboundGate(store);
+    await gate.verify(request);
+    // Row A changes consistently (its new event is validated and remembered), then the read fails on row B.
+    tamper(path, true);
+    const last = (await store.head('s-gate-store')) - 1;
+    const body = rewriteRow(path, last, (event) => ({ ...event, key: `${String(event.key)}x` }), false);
+    await expect(gate.verify(request)).rejects.toMatchObject({
+      code: ErrorCode.InvalidEvent,
+      details: { seq: last },
+    });
+    // B is put back: A is now a memo hit from the failed read, not a row this read validated.
+    restoreRow(path, last, body);
+    await expect(gate.verify(request)).rejects.toMatchObject({
+      code: ErrorCode.RequestDiverges,
+      details: { where: 'messages[3]' },
+    });
+    expect(gate.counts).toEqual({ cold: 1, advanced: 0, rebuilt: 1 });
+    await store.close();
+  });
+
+  it('a request equal to the rebuild in other objects passes; one differing in a message compared equal before is refused', async () => {
+    const { store, request } = await storedSession();
+    const gate = new OutboundGate(store);
+    await gate.verify(request);
+    await gate.verify(request); // the pairs of messages are now known equal
+    const copy = deepFreeze(JSON.parse(JSON.stringify(request)) as BuiltRequest);
+    await expect(gate.verify(copy)).resolves.toEqual(request);
+    // Equal only canonically (a key set to undefined is not serialized): passes, as it always did.
+    const withUndefined = deepFreeze({
+      ...request,
+      messages: request.messages.map((m, i) => (i === 1 ? { ...m, reasoning: undefined } : m)),
+    });
+    await expect(gate.verify(withUndefined)).resolves.toEqual(request);
+    for (const edited of [
+      { ...request, messages: request.messages.map((m, i) => (i === 3 ? { ...m, content: 'edited' } : m)) },
+      { ...request, messages: request.messages.map((m, i) => (i === 3 ? { ...m, extra: 1 } : m)) },
+      { ...request, messages: [...request.messages].reverse() },
+    ]) {
+      await expect(gate.verify(deepFreeze(edited))).rejects.toMatchObject({
+        code: ErrorCode.RequestDiverges,
+        details: { where: expect.stringMatching(/^messages\[\d+\]$/) },
+      });
+    }
+    expect(gate.counts).toEqual({ cold: 1, advanced: 6, rebuilt: 0 });
+    await store.close();
+  });
+});
+
+describe('admitting the events a read validated', () => {
+  it('a read through the memo returns its freshly validated events deep-frozen, and names exactly those', async () => {
+    const { store, path } = await storedSession();
+    const verified = new VerifiedRows();
+    verified.beginRead();
+    const first = await store.read('s-gate-store', 0, undefined, { verified });
+    expect(first.every((event) => isDeepFrozen(event) && verified.validatedInRead.has(event))).toBe(true);
+    expect(verified.validatedInRead.size).toBe(first.length);
+    // Unchanged rows are memo hits: the same objects, and none of them validated by this read.
+    verified.beginRead();
+    const second = await store.read('s-gate-store', 0, undefined, { verified });
+    expect(second.every((event, i) => event === first[i])).toBe(true);
+    expect(verified.validatedInRead.size).toBe(0);
+    // A changed row (digest fixed too) is validated again, and only it.
+    const seq = tamper(path, true);
+    verified.beginRead();
+    const third = await store.read('s-gate-store', 0, undefined, { verified });
+    expect(third[seq]).not.toBe(first[seq]);
+    expect([...verified.validatedInRead]).toEqual([third[seq]]);
+    expect(verified.validatedInRead.has(third[seq] as SessionEvent)).toBe(true);
+    // Adopting ends the read.
+    verified.adopt(third);
+    expect(verified.validatedInRead.size).toBe(0);
+    await store.close();
+  });
+
+  it('a Session admits them without parsing again, but still checks their place and the structure', async () => {
+    const { store } = await storedSession();
+    const verified = new VerifiedRows();
+    verified.beginRead();
+    const events = await store.read('s-gate-store', 0, undefined, { verified });
+    const validated = verified.validatedInRead;
+    const session = new Session('s-gate-store', events, { validated });
+    // The very objects the read validated: no second copy.
+    expect(session.events.every((event, i) => event === events[i])).toBe(true);
+    expect(buildSessionRequest(session)).toEqual(buildSessionRequest(new Session('s-gate-store', events)));
+
+    // Structure: a second turn/start while the turn is open, schema-valid and in the set, is refused.
+    const turnStart = events.find((e) => e.type === 'turn/start') as SessionEvent;
+    const again = deepFreeze({ ...turnStart, seq: events.length });
+    expect(
+      () => new Session('s-gate-store', [...events, again], { validated: new Set([...validated, again]) }),
+    ).toThrow(LogStructureError);
+    // Place: an event of the set standing at another seq is parsed, and reported.
+    const shifted = [...events.slice(0, 3), ...events.slice(4)];
+    expect(() => new Session('s-gate-store', shifted, { validated })).toThrow(InvalidEventError);
+    // Only frozen members are trusted: a mutable one is parsed (and this one fails its schema).
+    const loose = { ...(events[1] as SessionEvent), bogus: true };
+    expect(
+      () => new Session('s-gate-store', [events[0], loose], { validated: new Set([...validated, loose]) }),
+    ).toThrow(InvalidEventError);
+    // Anything not in the set is parsed as always.
+    const unlisted = deepFreeze({ ...(events[1] as SessionEvent), bogus: true });
+    expect(() => new Session('s-gate-store', [events[0], unlisted], { validated })).toThrow(InvalidEventError);
+    const grown = new Session('s-gate-store', events.slice(0, 2), { validated });
+    expect(() => grown.appendEvents([unlisted], { validated })).toThrow(InvalidEventError);
+    await store.close();
   });
 });
