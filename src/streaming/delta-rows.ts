@@ -58,8 +58,9 @@ export function rowToDelta(row: DeltaRow): LiveDelta {
 }
 
 /**
- * Collects published drafts and hands them, coalesced, to `write` at most every PUBLISH_INTERVAL_MS
- * (or at once on `flush`). The timer never keeps the process alive.
+ * Collects published drafts and hands them to `write`: the first delta after a quiet spell at once (a
+ * reader sees a step's first token without waiting), the ones that follow coalesced, at most one write
+ * every PUBLISH_INTERVAL_MS (or at once on `flush`). The timer never keeps the process alive.
  */
 export class DeltaBuffer {
   #drafts: LiveDeltaDraft[] = [];
@@ -69,13 +70,20 @@ export class DeltaBuffer {
 
   add(delta: LiveDeltaDraft): void {
     this.#drafts.push(delta);
-    if (this.#timer === null) {
-      this.#timer = setTimeout(() => {
-        this.#timer = null;
-        void this.flush();
-      }, PUBLISH_INTERVAL_MS);
-      this.#timer.unref();
-    }
+    if (this.#timer !== null) return;
+    void this.flush();
+    this.#arm();
+  }
+
+  /** One coalescing window: what arrived during it is written when it ends, and opens the next one. */
+  #arm(): void {
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      if (this.#drafts.length === 0) return;
+      void this.flush();
+      this.#arm();
+    }, PUBLISH_INTERVAL_MS);
+    this.#timer.unref();
   }
 
   /** Writes what is buffered now (an empty batch is not written). */

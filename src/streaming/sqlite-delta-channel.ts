@@ -1,5 +1,7 @@
 // The SQLite side channel: deltas in their own db file next to the store (WAL; readers never block the
-// worker), written in small batches and read by polling a session's rows past a cursor.
+// worker), written in small batches and read past a cursor when the file changes (or every 50 ms).
+import { watch, type FSWatcher } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import {
   DELTA_MAX_AGE_MS,
@@ -10,7 +12,7 @@ import {
 } from './delta-channel.js';
 import { DELTA_COLUMNS, DeltaBuffer, deltaValues, rowToDelta, type DeltaRow } from './delta-rows.js';
 
-/** How often a subscriber looks for new rows. */
+/** How often a subscriber looks for new rows when no change notice woke it. */
 export const SQLITE_POLL_MS = 50;
 const AGE_PRUNE_EVERY_MS = 60_000;
 
@@ -45,13 +47,22 @@ export class SqliteDeltaChannel implements DeltaChannel {
   });
   #lastAgePrune = 0;
   #closed = false;
+  readonly #path: string;
+  /** Watches the file's folder for writes to it (its WAL); null until the first wait, or when unavailable. */
+  #watcher: FSWatcher | null | undefined;
+  readonly #waiters = new Set<() => void>();
 
-  private constructor(db: Database.Database, onError: (error: unknown) => void) {
+  readonly #pollMs: number;
+
+  private constructor(db: Database.Database, path: string, onError: (error: unknown) => void, pollMs: number) {
     this.#db = db;
+    this.#path = path;
     this.#onError = onError;
+    this.#pollMs = pollMs;
   }
 
-  static open(path: string, options: { onError?: (error: unknown) => void } = {}): SqliteDeltaChannel {
+  /** `pollMs`: the longest a `wait` lasts without a change notice (default SQLITE_POLL_MS). */
+  static open(path: string, options: { onError?: (error: unknown) => void; pollMs?: number } = {}): SqliteDeltaChannel {
     const db = new Database(path);
     try {
       db.pragma('busy_timeout = 5000');
@@ -63,7 +74,7 @@ export class SqliteDeltaChannel implements DeltaChannel {
       db.close();
       throw error;
     }
-    return new SqliteDeltaChannel(db, options.onError ?? (() => undefined));
+    return new SqliteDeltaChannel(db, path, options.onError ?? (() => undefined), options.pollMs ?? SQLITE_POLL_MS);
   }
 
   publish(delta: LiveDeltaDraft): void {
@@ -83,8 +94,40 @@ export class SqliteDeltaChannel implements DeltaChannel {
     return Promise.resolve(rows.map(rowToDelta));
   }
 
+  /**
+   * Resolves when the delta file is written to (another process's worker publishing), or after at most
+   * SQLITE_POLL_MS: a reader in another process sees a first token within a millisecond or so, not half a
+   * poll interval later. The timer stays as the fallback where the folder cannot be watched.
+   */
   wait(_sessionId: string, timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, Math.max(0, Math.min(timeoutMs, SQLITE_POLL_MS))));
+    this.#watch();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, Math.min(timeoutMs, this.#pollMs)));
+      this.#waiters.add(done);
+    });
+  }
+
+  #watch(): void {
+    if (this.#watcher !== undefined || this.#path === ':memory:') return;
+    const name = basename(this.#path);
+    try {
+      this.#watcher = watch(dirname(this.#path), { persistent: false }, (_event, file) => {
+        // The db file or its WAL; not the shared-memory index, which readers touch too.
+        if (file !== name && file !== `${name}-wal`) return;
+        for (const wake of [...this.#waiters]) wake();
+      });
+      this.#watcher.on('error', () => {
+        this.#watcher?.close();
+        this.#watcher = null;
+      });
+    } catch {
+      this.#watcher = null;
+    }
   }
 
   pruneBefore(sessionId: string, turn: number, step: number): Promise<number> {
@@ -98,6 +141,8 @@ export class SqliteDeltaChannel implements DeltaChannel {
     if (this.#closed) return;
     await this.flush();
     this.#closed = true;
+    this.#watcher?.close();
+    for (const wake of [...this.#waiters]) wake();
     this.#db.close();
   }
 

@@ -83,10 +83,12 @@ describe('SessionFollower on the SQLite side channel', () => {
       'user/message',
     ]);
 
+    // The first delta is written at once; the ones right after it are coalesced into one row.
     channel.publish(delta('retry', 1, 'Hel'));
-    channel.publish(delta('retry', 1, 'lo wrong'));
+    channel.publish(delta('retry', 1, 'lo '));
+    channel.publish(delta('retry', 1, 'wrong'));
     await channel.flush();
-    expect(summary(await viewer.poll())).toEqual(['text:Hello wrong']);
+    expect(summary(await viewer.poll())).toEqual(['text:Hel', 'text:lo wrong']);
 
     // The activity was retried: attempt 2 streams again; late output of attempt 1 is ignored.
     channel.publish(delta('retry', 2, 'Hello '));
@@ -138,23 +140,28 @@ describe('the PostgreSQL side channel', () => {
     await reader?.close();
   });
 
-  it('wakes a waiting subscriber by NOTIFY and hands it the coalesced deltas past its cursor', async () => {
+  it('wakes a waiting subscriber by NOTIFY with the first delta, and coalesces the ones after it', async () => {
     const sessionId = `pg-${process.pid}-${Date.now()}`;
     await reader.read(sessionId, 0); // creates the table
     await reader.wait(sessionId, 1); // LISTEN is set up
     const woke = reader.wait(sessionId, 10_000);
     const started = Date.now();
     channel.publish(delta(sessionId, 1, 'Hel'));
-    channel.publish(delta(sessionId, 1, 'lo'));
+    channel.publish(delta(sessionId, 1, 'l'));
+    channel.publish(delta(sessionId, 1, 'o'));
     await woke;
     expect(Date.now() - started).toBeLessThan(5_000);
+    await channel.flush();
     const rows = await reader.read(sessionId, 0);
-    expect(rows.map((r) => [r.text, r.attempt, r.turn, r.step])).toEqual([['Hello', 1, 1, 1]]);
+    expect(rows.map((r) => [r.text, r.attempt, r.turn, r.step])).toEqual([
+      ['Hel', 1, 1, 1],
+      ['lo', 1, 1, 1],
+    ]);
     channel.publish(delta(sessionId, 2, 'again', 2));
     await channel.flush();
-    const after = await reader.read(sessionId, rows[0]?.id ?? 0);
+    const after = await reader.read(sessionId, rows.at(-1)?.id ?? 0);
     expect(after.map((r) => r.text)).toEqual(['again']);
-    expect(await channel.pruneBefore(sessionId, 1, 2)).toBe(1);
+    expect(await channel.pruneBefore(sessionId, 1, 2)).toBe(2);
     expect((await reader.read(sessionId, 0)).map((r) => r.text)).toEqual(['again']);
   });
 });
