@@ -13,31 +13,14 @@ import type { AppendResult } from '../../src/stores/session-store.js';
 import { SqliteSessionStore, type SqliteSessionStoreOptions } from '../../src/stores/sqlite-session-store.js';
 import { T0, inboxEnqueue, sessionStart, stepStart, turnStart } from '../helpers/event-builders.js';
 import { describeSessionStoreConformance } from './session-store-conformance.js';
+import { sqliteStoreBackend } from './sqlite-store-backend.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 // The whole contract again with group commit off, so the path benchmarks compare against stays correct.
-describeSessionStoreConformance('SqliteSessionStore (groupCommit: false)', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'dh-sqlite-nogroup-'));
-  const path = join(dir, 'sessions.db');
-  const raw = (sql: string, ...params: unknown[]) => {
-    const db = new Database(path);
-    try {
-      expect(db.prepare(sql).run(...params).changes).toBe(1);
-    } finally {
-      db.close();
-    }
-    return Promise.resolve();
-  };
-  return {
-    spec: path,
-    open: () => Promise.resolve(SqliteSessionStore.open(path, { groupCommit: false })),
-    corruptBody: (sessionId, seq, body) =>
-      raw('UPDATE events SET body = ? WHERE session_id = ? AND seq = ?', body, sessionId, seq),
-    deleteRow: (sessionId, seq) => raw('DELETE FROM events WHERE session_id = ? AND seq = ?', sessionId, seq),
-    dispose: () => rm(dir, { recursive: true, force: true }),
-  };
-});
+describeSessionStoreConformance('SqliteSessionStore (groupCommit: false)', () =>
+  sqliteStoreBackend({ groupCommit: false }),
+);
 
 describe('SqliteSessionStore group commit', () => {
   let dir: string;

@@ -8,29 +8,9 @@ import { describe, expect, it } from 'vitest';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { T0, sampleLog } from '../helpers/event-builders.js';
 import { describeSessionStoreConformance } from './session-store-conformance.js';
+import { sqliteStoreBackend } from './sqlite-store-backend.js';
 
-describeSessionStoreConformance('SqliteSessionStore', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'dh-sqlite-'));
-  const path = join(dir, 'sessions.db');
-  /** Runs one statement on its own connection, behind the store's back; it must touch one row. */
-  const raw = (sql: string, ...params: unknown[]) => {
-    const db = new Database(path);
-    try {
-      expect(db.prepare(sql).run(...params).changes).toBe(1);
-    } finally {
-      db.close();
-    }
-    return Promise.resolve();
-  };
-  return {
-    spec: path,
-    open: () => Promise.resolve(SqliteSessionStore.open(path)),
-    corruptBody: (sessionId, seq, body) =>
-      raw('UPDATE events SET body = ? WHERE session_id = ? AND seq = ?', body, sessionId, seq),
-    deleteRow: (sessionId, seq) => raw('DELETE FROM events WHERE session_id = ? AND seq = ?', sessionId, seq),
-    dispose: () => rm(dir, { recursive: true, force: true }),
-  };
-});
+describeSessionStoreConformance('SqliteSessionStore', () => sqliteStoreBackend());
 
 describe('SqliteSessionStore', () => {
   it('works in memory', async () => {

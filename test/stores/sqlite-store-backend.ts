@@ -1,0 +1,32 @@
+// The conformance suite's SQLite backend: a fresh database file, opened with the given options, and
+// damage done behind the store's back on its own connection.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'vitest';
+import { SqliteSessionStore, type SqliteSessionStoreOptions } from '../../src/stores/sqlite-session-store.js';
+import type { StoreBackend } from './session-store-conformance.js';
+
+export async function sqliteStoreBackend(options: SqliteSessionStoreOptions = {}): Promise<StoreBackend> {
+  const dir = await mkdtemp(join(tmpdir(), 'dh-sqlite-'));
+  const path = join(dir, 'sessions.db');
+  /** Runs one statement on its own connection, behind the store's back; it must touch one row. */
+  const raw = (sql: string, ...params: unknown[]) => {
+    const db = new Database(path);
+    try {
+      expect(db.prepare(sql).run(...params).changes).toBe(1);
+    } finally {
+      db.close();
+    }
+    return Promise.resolve();
+  };
+  return {
+    spec: path,
+    open: () => Promise.resolve(SqliteSessionStore.open(path, options)),
+    corruptBody: (sessionId, seq, body) =>
+      raw('UPDATE events SET body = ? WHERE session_id = ? AND seq = ?', body, sessionId, seq),
+    deleteRow: (sessionId, seq) => raw('DELETE FROM events WHERE session_id = ? AND seq = ?', sessionId, seq),
+    dispose: () => rm(dir, { recursive: true, force: true }),
+  };
+}
