@@ -14,6 +14,8 @@ import { cacheBench } from './cache.bench.js';
 import { historyBench } from './history.bench.js';
 import { firstTokenBench } from './first-token.bench.js';
 import { dhRunStepsBench } from './dh-run-steps.bench.js';
+import { cliStartBench } from './cli-start.bench.js';
+import { workerStartBench } from './worker-start.bench.js';
 
 const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   append: storeAppendBench,
@@ -27,6 +29,8 @@ const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   history: () => historyBench(),
   'first-token': () => firstTokenBench(),
   'dh-run': () => dhRunStepsBench(),
+  'cli-start': () => cliStartBench(),
+  'worker-start': () => workerStartBench(),
 };
 
 const onlyIndex = process.argv.indexOf('--only');

@@ -6,6 +6,8 @@
 // since (a new file counts through the file that imports it) — it runs the TypeScript sources through
 // tsx, as it always did: about a second slower to start, but never stale code. It does not rebuild by
 // itself; `npm run build:cli` does. `DH_BIN_TRACE=1` prints which of the two ran, and why, on stderr.
+// `DH_BIN_FROM_SOURCE=1` runs the sources through tsx even when the build is fresh (how dh started before
+// the build existed; `npm run bench -- --only cli-start` times the two against each other).
 import { readFileSync, statSync } from 'node:fs';
 
 const root = new URL('../', import.meta.url);
@@ -32,7 +34,7 @@ function compiledEntry() {
   return { url: new URL(`dist/cli/${stamp.entry}`, root) };
 }
 
-const compiled = compiledEntry();
+const compiled = process.env.DH_BIN_FROM_SOURCE === '1' ? { why: 'DH_BIN_FROM_SOURCE=1' } : compiledEntry();
 let main;
 if (compiled.url !== undefined) {
   trace(`compiled ${compiled.url.pathname}`);
