@@ -260,10 +260,7 @@ const MILESTONES: readonly [keyof Milestones, string][] = [
   ['built', 'worker log `model request` (claim and step start appended, request built; the gate next)'],
   ['request', 'the provider has the request (gate read, `request/sent` appended, HTTP)'],
   ['workerDelta', 'the worker has the first text delta (its `at` in the delta channel)'],
-  [
-    'printed',
-    '`dh run` printed it (the first delta written at once; the follower woken by the file change; pipe)',
-  ],
+  ['printed', '`dh run` printed it (the first delta written at once; the follower woken by the file change; pipe)'],
 ];
 
 function logTime(log: readonly Record<string, unknown>[], sessionId: string, turn: number, msg: string): number {

@@ -1,7 +1,6 @@
 // Picks and opens the session-log backend a store spec names: a postgres:// URL or a SQLite file path.
 import { DhError } from '../core/errors.js';
 import { messageOf } from './event-row.js';
-import { PostgresSessionStore } from './postgres-session-store.js';
 import type { SessionStore } from './session-store.js';
 import { SqliteSessionStore } from './sqlite-session-store.js';
 
@@ -18,6 +17,8 @@ export async function openSessionStore(spec: string): Promise<SessionStore> {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(trimmed)?.[1]?.toLowerCase();
   if (scheme === 'postgres' || scheme === 'postgresql') {
     try {
+      // Loaded only here: `pg` costs ~40 ms of every CLI start that uses SQLite.
+      const { PostgresSessionStore } = await import('./postgres-session-store.js');
       return await PostgresSessionStore.open(trimmed);
     } catch (error) {
       throw invalidSpec(redact(trimmed), `cannot open PostgreSQL: ${messageOf(error)}`, error);

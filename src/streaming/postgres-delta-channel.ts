@@ -1,6 +1,7 @@
 // The PostgreSQL side channel: deltas in their own table, written in small batches with a NOTIFY per
 // session on commit; subscribers LISTEN and read a session's rows past their cursor when woken.
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import {
   DELTA_MAX_AGE_MS,
   MAX_DELTAS_PER_SESSION,
@@ -9,6 +10,9 @@ import {
   type LiveDeltaDraft,
 } from './delta-channel.js';
 import { DELTA_COLUMNS, DeltaBuffer, deltaValues, rowToDelta, type DeltaRow } from './delta-rows.js';
+
+/** `pg`, loaded when a PostgreSQL channel is made: every CLI start on SQLite would pay ~40 ms for it. */
+const loadPg = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg;
 
 /** The NOTIFY channel; the payload is the session id. */
 export const DELTA_NOTIFY_CHANNEL = 'dh_live_deltas';
@@ -47,7 +51,7 @@ export class PostgresDeltaChannel implements DeltaChannel {
   constructor(url: string, options: { onError?: (error: unknown) => void } = {}) {
     this.#url = url;
     this.#onError = options.onError ?? (() => undefined);
-    this.#pool = new pg.Pool({ connectionString: url, max: 4, allowExitOnIdle: true });
+    this.#pool = new (loadPg().Pool)({ connectionString: url, max: 4, allowExitOnIdle: true });
     this.#pool.on('error', () => {});
   }
 
@@ -173,7 +177,7 @@ export class PostgresDeltaChannel implements DeltaChannel {
   #listen(): Promise<pg.Client | null> {
     this.#listener ??= (async () => {
       await this.#schema();
-      const client = new pg.Client({ connectionString: this.#url });
+      const client = new (loadPg().Client)({ connectionString: this.#url });
       client.on('error', () => {
         this.#listener = null;
       });
