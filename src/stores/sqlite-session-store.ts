@@ -46,6 +46,33 @@ CREATE INDEX IF NOT EXISTS sessions_newest_first ON sessions (created_at DESC, s
 
 const ROW_COLUMNS = 'seq, type, key, message_id AS messageId, digest, at, body';
 
+/**
+ * What `read` selects, in the order `rowOfColumns` takes them: its statement returns each row as a plain
+ * array (better-sqlite3's raw mode), about a third cheaper on a long log than an object with named keys.
+ */
+const READ_COLUMNS = 'seq, type, key, message_id, digest, at, body';
+type ReadColumns = [
+  seq: number,
+  type: EventRow['type'],
+  key: string,
+  messageId: string | null,
+  digest: string,
+  at: number,
+  body: string,
+];
+
+function rowOfColumns(columns: ReadColumns): EventRow {
+  return {
+    seq: columns[0],
+    type: columns[1],
+    key: columns[2],
+    messageId: columns[3],
+    digest: columns[4],
+    at: columns[5],
+    body: columns[6],
+  };
+}
+
 export interface SqliteSessionStoreOptions {
   /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
   readonly busyTimeoutMs?: number;
@@ -158,7 +185,8 @@ export class SqliteSessionStore implements SessionStore {
       const { from, to } = readRange(fromSeq, toSeq);
       // One read transaction, so the rows and the session check see the same snapshot.
       return this.db.transaction(() => {
-        const rows = this.stmt.readRange.all(sessionId, from, to ?? Number.MAX_SAFE_INTEGER) as EventRow[];
+        const columns = this.stmt.readRange.all(sessionId, from, to ?? Number.MAX_SAFE_INTEGER) as ReadColumns[];
+        const rows = columns.map(rowOfColumns);
         if (rows.length === 0 && this.stmt.selectSession.get(sessionId) === undefined) throw sessionNotFound(sessionId);
         return rowsToEvents(sessionId, from, rows, options?.verified);
       })();
@@ -300,9 +328,9 @@ function prepareStatements(db: Database.Database) {
     insertEvent: db.prepare(
       'INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ),
-    readRange: db.prepare(
-      `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`,
-    ),
+    readRange: db
+      .prepare(`SELECT ${READ_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`)
+      .raw(true),
     list: db.prepare(
       `SELECT s.session_id AS sessionId, s.created_at AS createdAt, s.parent_session_id AS parentSessionId,
          COALESCE((SELECT e.seq FROM events e WHERE e.session_id = s.session_id ORDER BY e.seq DESC LIMIT 1) + 1, 0)
