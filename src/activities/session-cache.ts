@@ -6,7 +6,7 @@ import { nativeEventDigest } from '../stores/native-sha256.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { Receipt } from '../shared/activity-contracts.js';
 
-/** A worker held ~1.9 MiB per idle session (bench/RESULTS.md, "Idle sessions"), part of it here, never freed. */
+/** A worker held ~1.7 MiB per idle session (bench/RESULTS.md, "Idle sessions"), part of it here, never freed. */
 export const DEFAULT_MAX_SESSIONS = 256;
 export const DEFAULT_IDLE_MS = 10 * 60_000;
 

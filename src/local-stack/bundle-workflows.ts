@@ -23,7 +23,7 @@ export function sessionWorkflowsPath(): string {
 export interface BundleOptions {
   /**
    * Include Temporal's OpenTelemetry workflow interceptors (workflow spans, trace headers on activities).
-   * Off by default: they cost about 1.6 MiB per cached workflow (bench/RESULTS.md, the idle-sessions runs).
+   * Off by default: they cost about 2 MiB per cached workflow (bench/RESULTS.md, the idle-sessions runs).
    */
   readonly tracing?: boolean;
 }
