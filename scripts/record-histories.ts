@@ -135,6 +135,19 @@ const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    // Recorded after openSession became a local activity (patch 'open-session-local'): a marker, not an
+    // activity, opens the session, and the first model step is scheduled by the first workflow task.
+    name: 'open-session-local',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'echo please' });
+      await handle.signal(followupSignal, { content: 'alpha' });
+      const events = await waitForTurnEnd(rt.store, id, 2);
+      expectThat(turnEnds(events).join() === '1:completed,2:completed', 'two completed turns');
+      return handle;
+    },
+  },
+  {
     name: 'steer-mid-turn',
     play: async (rt, id) => {
       const handle = await rt.start(id);

@@ -2,6 +2,7 @@
 // (seq, type, digest) receipts; collected over every run of the session, they must agree with the store.
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { nativeEventDigest } from '../stores/native-sha256.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { Receipt } from '../shared/activity-contracts.js';
@@ -42,7 +43,9 @@ export async function checkHistoryMirror(
     for (const event of history.events ?? []) {
       const previous = event.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
       if (previous) queue.push(previous);
-      let payloads = event.activityTaskCompletedEventAttributes?.result?.payloads?.slice(0, 1) ?? [];
+      // An activity's result, or a local activity's (openSession), which the history keeps in a marker.
+      let payloads =
+        (event.activityTaskCompletedEventAttributes?.result ?? localActivityResult(event))?.payloads?.slice(0, 1) ?? [];
       if (payloads.length === 0) continue;
       // History holds payloads as the worker's codecs left them (e.g. encrypted): decode, last codec first.
       for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
@@ -74,4 +77,10 @@ export async function checkHistoryMirror(
   const beyond = [...receipts.keys()].filter((seq) => seq >= events.length).sort((a, b) => a - b)[0];
   if (beyond !== undefined) problem ??= `seq ${beyond} is in the workflow history but not in the log`;
   return { ok: problem === null, runs: visited.size, receipts: receipts.size, uncoveredPrefix, problem };
+}
+
+/** The result payloads of a local activity's marker (the SDK records one marker per local activity). */
+function localActivityResult(event: temporal.api.history.v1.IHistoryEvent) {
+  const marker = event.markerRecordedEventAttributes;
+  return marker?.markerName === 'core_local_activity' ? marker.details?.result : undefined;
 }

@@ -1,6 +1,6 @@
 // One place for the session activities' timeouts, retry policies and task queues (retryability itself
 // is decided once, at the activity edge, by toApplicationFailure).
-import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { SessionActivities } from '../activities/session-activities.js';
 import { modelTaskQueue } from '../shared/task-queues.js';
 
@@ -10,6 +10,19 @@ export function sessionActivities() {
     startToCloseTimeout: '1 minute',
     retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
   });
+}
+
+/**
+ * Opening the session as a local activity: it runs in the worker that runs the workflow task, and the
+ * first model step is scheduled in the same task's completion — no activity dispatch and no second
+ * workflow task before a new session's first request (~28 ms of a new session's first token). It only
+ * creates or repairs the log, and repeating it is harmless; its receipts are in the history's marker.
+ */
+export function openSessionLocally() {
+  return proxyLocalActivities<SessionActivities>({
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
+  }).openSession;
 }
 
 /**

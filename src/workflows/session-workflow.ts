@@ -53,6 +53,7 @@ import {
 } from '../shared/session-workflow-input.js';
 import {
   modelActivities as modelProxy,
+  openSessionLocally,
   sessionActivities as sessionProxy,
   toolActivities as toolProxy,
 } from './activity-proxies.js';
@@ -516,7 +517,9 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
 
   // ---- main loop ----
   if (!carry) {
-    const opened = await sessionActivities.openSession({ sessionId, at: Date.now() });
+    // Behind a patch: runs recorded with the openSession activity replay with it (docs/versioning.md).
+    const openSession = patched('open-session-local') ? openSessionLocally() : sessionActivities.openSession;
+    const opened = await openSession({ sessionId, at: Date.now() });
     hostTaskQueue = opened.hostTaskQueue;
     head = opened.head;
     lastTurn = opened.lastTurn;

@@ -176,8 +176,11 @@ describe('an encrypted session on a real Temporal server', () => {
     const state = await waitForState(handle, (s) => s.status === 'idle');
     expect(state.sessionId).toBe(SESSION); // the query result came back through the codec
     await expectProviderSawTheLog(h, [SESSION]);
-    // The mirror check reads activity results from history: it decodes them with the client's codecs.
-    expect((await checkHistoryMirror(h.client, h.store, SESSION)).problem).toBeNull();
+    // The mirror check reads activity results from history (and the local openSession's from its marker):
+    // it decodes them with the client's codecs, and every event from seq 0 on has its receipt.
+    const mirror = await checkHistoryMirror(h.client, h.store, SESSION);
+    expect(mirror.problem).toBeNull();
+    expect(mirror.uncoveredPrefix).toBe(0);
   });
 
   it('the history holds ciphertext: every input, signal, update and activity payload is encrypted', async () => {
