@@ -52,8 +52,8 @@ import {
   type SessionWorkflowResult,
 } from '../shared/session-workflow-input.js';
 import {
+  localSessionActivities as localProxy,
   modelActivities as modelProxy,
-  openSessionLocally,
   sessionActivities as sessionProxy,
   toolActivities as toolProxy,
 } from './activity-proxies.js';
@@ -103,6 +103,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   let compactRequested: 'summary' | 'prune' | null = carry?.compactRequested ?? null;
   let compactions = carry?.compactions ?? 0;
   const sessionActivities = sessionProxy();
+  const localActivities = localProxy();
   const modelActivities = modelProxy();
 
   // ---- handlers: registered before the first await ----
@@ -326,7 +327,9 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     refuse?: { claim: readonly string[] },
   ) => {
     const passed = ingress.slice();
-    const outcome = await sessionActivities.closeTurn({
+    // Behind a patch: runs recorded with the closeTurn activity replay with it (docs/versioning.md).
+    const closeTurn = patched('close-turn-local') ? localActivities.closeTurn : sessionActivities.closeTurn;
+    const outcome = await closeTurn({
       sessionId,
       knownHead: head,
       ingress: passed,
@@ -518,7 +521,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   // ---- main loop ----
   if (!carry) {
     // Behind a patch: runs recorded with the openSession activity replay with it (docs/versioning.md).
-    const openSession = patched('open-session-local') ? openSessionLocally() : sessionActivities.openSession;
+    const openSession = patched('open-session-local') ? localActivities.openSession : sessionActivities.openSession;
     const opened = await openSession({ sessionId, at: Date.now() });
     hostTaskQueue = opened.hostTaskQueue;
     head = opened.head;
