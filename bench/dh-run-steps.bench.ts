@@ -4,13 +4,12 @@
 // that drops the `history.transferProcessorMaxPoll*` dynamic config values (the defaults of before).
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { bundleSessionWorkflows } from '../src/local-stack/bundle-workflows.js';
-import { QUEUE_READER_DYNAMIC_CONFIG } from '../src/local-stack/dev-server.js';
+import { freePort, QUEUE_READER_DYNAMIC_CONFIG } from '../src/local-stack/dev-server.js';
 import { resolveTemporalCli } from '../src/local-stack/temporal-cli.js';
 import { startScriptedProvider } from '../src/scripted-provider/start-scripted-provider.js';
 import type { Script } from '../src/scripted-provider/script.js';
@@ -21,18 +20,6 @@ import { deltas, percentile } from './harness.bench.js';
 import { fmt, median, type BenchSection } from './measure.js';
 
 type Variant = 'unthrottled' | 'throttled';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** `node bin/dh.mjs <args>` to its exit (stdout and stderr collected). */
 function dh(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
