@@ -254,7 +254,7 @@ const MILESTONES: readonly [keyof Milestones, string][] = [
   ['signaled', 'the followup signal is in the history'],
   ['wftScheduled', 'workflow task scheduled'],
   ['wftStarted', 'workflow task started (picked up by the worker)'],
-  ['modelScheduled', 'first `modelStep` activity scheduled (new session: after the `openSession` activity)'],
+  ['modelScheduled', 'first `modelStep` activity scheduled (new session: after `openSession`, a local activity)'],
   ['modelStarted', '`modelStep` started'],
   ['claimed', 'worker log `messages claimed` (session loaded, ingress appended)'],
   ['built', 'worker log `model request` (claim and step start appended, request built; the gate next)'],
