@@ -124,7 +124,8 @@ export function runCli(cliPath: string, args: readonly string[], timeoutMs = 20_
       clearTimeout(timer);
       reject(error);
     });
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': 'exit' can fire before the child's stdout is drained, and its output is parsed here.
+    child.once('close', (code, signal) => {
       clearTimeout(timer);
       if (code === 0) resolve(output);
       else reject(new Error(`temporal ${args.slice(0, 2).join(' ')} exited ${code ?? signal}: ${output.trim()}`));
@@ -154,7 +155,8 @@ export function runSenderProcess(config: SenderConfig, timeoutMs = 180_000): Pro
       clearTimeout(timer);
       reject(error);
     });
-    child.once('exit', (code, signal) => {
+    // 'close', not 'exit': 'exit' can fire before the child's stdout is drained, and its output is parsed here.
+    child.once('close', (code, signal) => {
       clearTimeout(timer);
       const lines = stdout.split('\n').filter((line) => line.startsWith('{'));
       const acked = lines.map((line) => JSON.parse(line) as AckedMessage);
