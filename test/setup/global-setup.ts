@@ -1,5 +1,6 @@
 // Starts the real services the suite needs, once per run, and hands their addresses to the tests:
-// PostgreSQL, a Temporal dev server (CLI built on first use) and the prebuilt session-workflow bundle.
+// bubblewrap, PostgreSQL, a Temporal dev server (CLI built on first use) and the prebuilt session-workflow
+// bundle.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
   // Vitest puts no timeout on global setup, so a cold Temporal CLI build (~3 min) may run here.
   const results = await Promise.allSettled([
+    (async () => {
+      // bubblewrap for the shell tool's sandbox: see test/setup/bubblewrap.ts (installed here when missing).
+      const { ensureBubblewrap } = await import('./bubblewrap.js');
+      await ensureBubblewrap();
+    })(),
     (async () => {
       // PostgreSQL: see test/setup/postgres.ts (installed and started here when none is configured).
       const { startPostgres } = await import('./postgres.js');

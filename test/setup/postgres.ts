@@ -1,12 +1,13 @@
 // A real PostgreSQL for the test run: DH_TEST_POSTGRES_URL when set, otherwise a throwaway cluster in a
 // temp dir on a free 127.0.0.1 port (installed with apt-get first when missing and we are root, as on CI).
-import { execFile, spawn, spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { constants, rmSync } from 'node:fs';
 import { access, chown, mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { aptInstall } from './apt-install.js';
 
 export interface TestPostgres {
   readonly url: string;
@@ -114,17 +115,7 @@ async function installPostgres(asRoot: boolean): Promise<string> {
         'a running server with DH_TEST_POSTGRES_URL=postgresql://user:password@host:port/database',
     );
   }
-  console.log('PostgreSQL not found: installing it with `apt-get update && apt-get install -y postgresql`');
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn('sh', ['-c', 'apt-get update -q && apt-get install -y -q postgresql'], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-    });
-    child.on('error', reject);
-    child.on('exit', (code) =>
-      code === 0 ? resolve() : reject(new Error(`installing PostgreSQL with apt-get failed (exit ${code})`)),
-    );
-  });
+  await aptInstall(['postgresql'], 'PostgreSQL');
   const bin = await findPostgresBin();
   if (bin === null) throw new Error(`apt-get installed postgresql, but no initdb/pg_ctl appeared under ${PG_LIB}`);
   return bin;
