@@ -40,6 +40,8 @@ export const ChatCompletion = z.strictObject({
       message: z.strictObject({
         role: z.literal('assistant'),
         content: z.string().nullable(),
+        /** Always null (a scripted reply never refuses); the `openai` package types it as required. */
+        refusal: z.null(),
         reasoning_content: z.string().optional(),
         tool_calls: z.array(ResponseToolCall).optional(),
       }),

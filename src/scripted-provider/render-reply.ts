@@ -127,6 +127,7 @@ export function completionBody(
   const message: ChatCompletion['choices'][number]['message'] = {
     role: 'assistant',
     content: reply.text ?? (reply.toolCalls ? null : ''),
+    refusal: null,
   };
   if (reply.reasoning !== undefined) message.reasoning_content = reply.reasoning;
   if (reply.toolCalls) {

@@ -153,6 +153,7 @@ describe('non-streaming', () => {
         message: {
           role: 'assistant',
           content: 'Reading.',
+          refusal: null,
           reasoning_content: 'Need the file.',
           tool_calls: [
             { id: 'call_1', type: 'function', function: { name: 'read_file', arguments: '{"path":"a.txt"}' } },
