@@ -135,8 +135,8 @@ const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    // Recorded after openSession and closeTurn became local activities (patches 'open-session-local' and
-    // 'close-turn-local'): markers, not activities, open the session and end each turn.
+    // Recorded after openSession became a local activity (patch 'open-session-local'): a marker, not an
+    // activity, opens the session, and the first model step is scheduled by the first workflow task.
     name: 'open-session-local',
     play: async (rt, id) => {
       const handle = await rt.start(id);

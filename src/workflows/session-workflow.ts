@@ -327,9 +327,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     refuse?: { claim: readonly string[] },
   ) => {
     const passed = ingress.slice();
-    // Behind a patch: runs recorded with the closeTurn activity replay with it (docs/versioning.md).
-    const closeTurn = patched('close-turn-local') ? localActivities.closeTurn : sessionActivities.closeTurn;
-    const outcome = await closeTurn({
+    const outcome = await sessionActivities.closeTurn({
       sessionId,
       knownHead: head,
       ingress: passed,
