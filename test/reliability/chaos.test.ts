@@ -7,12 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { compactUpdate, followupSignal } from '../../src/shared/session-messages.js';
 import { formatProblems, formatSummary, runChaos } from '../helpers/chaos/chaos-run.js';
 import { waitForLog } from '../helpers/scenario-runtime.js';
-import {
-  type Harness,
-  startHarnessOnOwnServer,
-  waitForState,
-  waitForTurnEnd,
-} from '../helpers/session-harness.js';
+import { type Harness, startHarnessOnOwnServer, waitForState, waitForTurnEnd } from '../helpers/session-harness.js';
 import { echoTool } from '../helpers/test-tools.js';
 
 const CI_TRIALS = 8;
