@@ -11,6 +11,7 @@ import type { EventRow } from '../../src/stores/event-row.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { VerifiedRows } from '../../src/stores/verified-rows.js';
 import { T0, sampleLog } from '../helpers/event-builders.js';
+import { runBehindTheStore } from './sqlite-store-backend.js';
 
 /** A memo that also records every row the store asked it about. */
 class RecordingRows extends VerifiedRows {
@@ -52,14 +53,8 @@ describe('SqliteSessionStore read rows', () => {
       db.close();
     }
   };
-  const behindTheBack = (sql: string, ...params: unknown[]) => {
-    const db = new Database(path);
-    try {
-      expect(db.prepare(sql).run(...params).changes).toBe(1);
-    } finally {
-      db.close();
-    }
-  };
+  // The statement runs synchronously; the promise is only the backend interface's shape.
+  const behindTheBack = (sql: string, ...params: unknown[]) => void runBehindTheStore(path, sql, ...params);
 
   it('hands the memo each row as exactly its stored columns, null messageIds included', async () => {
     const memo = new RecordingRows();

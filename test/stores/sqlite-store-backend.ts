@@ -11,16 +11,7 @@ import type { StoreBackend } from './session-store-conformance.js';
 export async function sqliteStoreBackend(options: SqliteSessionStoreOptions = {}): Promise<StoreBackend> {
   const dir = await mkdtemp(join(tmpdir(), 'dh-sqlite-'));
   const path = join(dir, 'sessions.db');
-  /** Runs one statement on its own connection, behind the store's back; it must touch one row. */
-  const raw = (sql: string, ...params: unknown[]) => {
-    const db = new Database(path);
-    try {
-      expect(db.prepare(sql).run(...params).changes).toBe(1);
-    } finally {
-      db.close();
-    }
-    return Promise.resolve();
-  };
+  const raw = (sql: string, ...params: unknown[]) => runBehindTheStore(path, sql, ...params);
   return {
     spec: path,
     open: () => Promise.resolve(SqliteSessionStore.open(path, options)),
@@ -29,4 +20,15 @@ export async function sqliteStoreBackend(options: SqliteSessionStoreOptions = {}
     deleteRow: (sessionId, seq) => raw('DELETE FROM events WHERE session_id = ? AND seq = ?', sessionId, seq),
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
+}
+
+/** Runs one statement on its own connection, behind the store's back; it must touch one row. */
+export function runBehindTheStore(path: string, sql: string, ...params: unknown[]): Promise<void> {
+  const db = new Database(path);
+  try {
+    expect(db.prepare(sql).run(...params).changes).toBe(1);
+  } finally {
+    db.close();
+  }
+  return Promise.resolve();
 }
