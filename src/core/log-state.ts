@@ -32,6 +32,8 @@ export interface OpenStep {
   /** Seq of `step/start`. */
   readonly startSeq: number;
   assistantSeq: number | null;
+  /** Seq of the step's `request/sent`: the model's answer must follow a recorded request. */
+  requestSeq: number | null;
   /** Tool calls of this step's assistant message, in model order. */
   readonly calls: Map<string, ToolCallState>;
   /** Messages claimed for this step that have not been rendered as `user/message` yet. */
@@ -156,6 +158,7 @@ export class LogState {
           step: event.step,
           startSeq: event.seq,
           assistantSeq: null,
+          requestSeq: null,
           calls: new Map(),
           claimed: new Set(this.pendingClaim?.messageIds ?? []),
         };
@@ -175,11 +178,17 @@ export class LogState {
         step.claimed.delete(event.messageId);
         break;
       }
-      case 'request/sent':
-        this.requireStepBeforeModel(event, fail);
+      case 'request/sent': {
+        const step = this.requireStepBeforeModel(event, fail);
+        if (step.requestSeq !== null)
+          fail(`step ${event.turn}.${event.step} already recorded its request (seq ${step.requestSeq})`);
+        step.requestSeq = event.seq;
         break;
+      }
       case 'assistant/message': {
         const step = this.requireStepBeforeModel(event, fail);
+        // Model-visible <=> logged: an answer the log holds must answer a request the log recorded.
+        if (step.requestSeq === null) fail(`step ${event.turn}.${event.step} has no recorded request (request/sent)`);
         for (const call of event.toolCalls) {
           if (step.calls.has(call.id)) fail(`tool call id "${call.id}" repeats`);
           step.calls.set(call.id, {

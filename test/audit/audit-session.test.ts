@@ -188,6 +188,7 @@ describe('auditSession', () => {
         reason: 'initial',
         header: { config: { provider: 'my-endpoint', model: 'local-llm', includeUsage: true }, system: 'Be brief.' },
       },
+      { type: 'request/sent', at: 2, turn: 1, step: 1, digest: `sha256:${'0'.repeat(64)}`, bytes: 1 },
       {
         type: 'assistant/message',
         at: 3,

@@ -10,7 +10,10 @@ import { toWireBody } from '../../src/providers/wire-body.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { LogDriver, type LogCommand } from '../helpers/log-generator.js';
 
-/** The events of `events` re-appended to a fresh Session, with `request/sent` before every model answer. */
+/**
+ * The events of `events` re-appended to a fresh Session, with a `request/sent` carrying the digest of the
+ * wire body the log derives before every model answer (replacing the generator's placeholder ones).
+ */
 export async function withRequestSent(
   sessionId: string,
   events: readonly SessionEvent[],
@@ -18,6 +21,7 @@ export async function withRequestSent(
 ): Promise<SessionEvent[]> {
   const session = new Session(sessionId);
   for (const event of events) {
+    if (event.type === 'request/sent') continue;
     if (event.type === 'assistant/message') {
       const wire = await toWireBody(buildSessionRequest(session), profile);
       session.append({

@@ -29,9 +29,12 @@ function openStep(): Session {
   return s;
 }
 
+/** The step's recorded request: the model's answer must follow one. */
+const sent: EventDraft = { type: 'request/sent', at, turn: 1, step: 1, digest: `sha256:${'0'.repeat(64)}`, bytes: 1 };
+
 function withToolCalls(...ids: string[]): Session {
   const s = openStep();
-  s.append({
+  s.append(sent, {
     type: 'assistant/message',
     at,
     turn: 1,
@@ -88,6 +91,28 @@ describe('log structure', () => {
     s.append({ type: 'turn/end', at, turn: 1, reason: 'completed' });
     refuse(s, [{ type: 'turn/start', at, turn: 3 }], /expected turn 2/);
     refuse(s, [{ type: 'turn/end', at, turn: 1, reason: 'completed' }], /turn 1 is not open/);
+  });
+
+  it("a model answer must follow its step's recorded request, and a step records one request", () => {
+    const s = openStep();
+    const answer: EventDraft = {
+      type: 'assistant/message',
+      at,
+      turn: 1,
+      step: 1,
+      content: 'hi',
+      toolCalls: [],
+      finishReason: 'stop',
+    };
+    refuse(s, [answer], /seq 7: assistant\/message: step 1\.1 has no recorded request/);
+    s.append(sent);
+    refuse(s, [sent], /step 1\.1 already recorded its request \(seq 7\)/);
+    s.append(answer);
+    // Loading is held to the same rule: the log without its request/sent is refused at the answer's seq.
+    const withoutRequest = s.events.filter((e) => e.type !== 'request/sent').map((e, seq) => ({ ...e, seq }));
+    expect(() => new Session('s-struct', withoutRequest)).toThrow(
+      /seq 7: assistant\/message: step 1\.1 has no recorded request/,
+    );
   });
 
   it('a tool result must answer an open call of the same step, once', () => {
@@ -148,6 +173,7 @@ describe('log structure', () => {
       /was not claimed/,
     );
     s.append(
+      sent,
       { type: 'assistant/message', at, turn: 1, step: 1, content: 'done', toolCalls: [], finishReason: 'stop' },
       { type: 'step/end', at, turn: 1, step: 1 },
     );
@@ -310,6 +336,7 @@ describe('log structure', () => {
         source: 'ci-bot',
         content: 'branch is main',
       },
+      sent,
       {
         type: 'assistant/message',
         at,

@@ -19,6 +19,7 @@ function crashedMidTool(): Session {
     { type: 'turn/start', at: 3, turn: 1 },
     { type: 'inbox/claim', at: 3, turn: 1, step: 1, messageIds: ['m1'] },
     { type: 'step/start', at: 3, turn: 1, step: 1 },
+    { type: 'request/sent', at: 3, turn: 1, step: 1, digest: `sha256:${'0'.repeat(64)}`, bytes: 1 },
     {
       type: 'assistant/message',
       at: 3,

@@ -102,15 +102,25 @@ describe('verifyRequest', () => {
   it('refuses when the log moved on: a model-visible event appended after the build', () => {
     const { driver, request } = pendingRequest();
     const s = driver.session;
-    driver.append({
-      type: 'assistant/message',
-      at: 10,
-      turn: request.turn,
-      step: request.step,
-      content: 'x',
-      toolCalls: [],
-      finishReason: 'stop',
-    });
+    driver.append(
+      {
+        type: 'request/sent',
+        at: 10,
+        turn: request.turn,
+        step: request.step,
+        digest: `sha256:${'0'.repeat(64)}`,
+        bytes: 1,
+      },
+      {
+        type: 'assistant/message',
+        at: 10,
+        turn: request.turn,
+        step: request.step,
+        content: 'x',
+        toolCalls: [],
+        finishReason: 'stop',
+      },
+    );
     expect(() => verifyRequest(request, s.events)).toThrow(/no open step|differs/);
   });
 });

@@ -71,6 +71,12 @@ export function assistantMessage(
   );
 }
 
+/** The step's recorded request: every model answer must follow one (`assistantMessage` needs it first). */
+export function requestSent(seq: number, turn: number, step: number, at = T0 + seq): SessionEvent {
+  const digest = `sha256:${(turn * 1000 + step).toString(16).padStart(64, '0')}`;
+  return toEvent({ type: 'request/sent', at, turn, step, digest, bytes: 100 }, seq);
+}
+
 /** Any draft at a seq, for events without a dedicated builder. */
 export function event(draft: EventDraft, seq: number): SessionEvent {
   return toEvent(draft, seq);
@@ -78,7 +84,7 @@ export function event(draft: EventDraft, seq: number): SessionEvent {
 
 /**
  * A plausible log of `turns` turns (one step each): start, then per turn enqueue, turn/start,
- * step/start, user/message, assistant/message, step/end, turn/end. Its length is `1 + 7 * turns`.
+ * step/start, user/message, request/sent, assistant/message, step/end, turn/end. Its length is `1 + 8 * turns`.
  */
 export function sampleLog(sessionId: string, turns = 2): SessionEvent[] {
   const events: SessionEvent[] = [sessionStart(sessionId)];
@@ -90,9 +96,10 @@ export function sampleLog(sessionId: string, turns = 2): SessionEvent[] {
       turnStart(seq + 1, turn),
       stepStart(seq + 2, turn, 1),
       userMessage(seq + 3, turn, 1, messageId, `question ${turn}`),
-      assistantMessage(seq + 4, turn, 1, `answer ${turn}`),
-      stepEnd(seq + 5, turn, 1),
-      turnEnd(seq + 6, turn),
+      requestSent(seq + 4, turn, 1),
+      assistantMessage(seq + 5, turn, 1, `answer ${turn}`),
+      stepEnd(seq + 6, turn, 1),
+      turnEnd(seq + 7, turn),
     );
   }
   return events;

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import {
   buildSessionRequest,
   canonicalJson,
+  digestOf,
   findPairingProblem,
   Session,
   SESSION_FORMAT_VERSION,
@@ -160,6 +161,8 @@ export class LogDriver {
       name: 'read_file',
       arguments: JSON.stringify({ path: `f${i}.txt` }),
     }));
+    const sent = this.steps.at(-1)?.request;
+    this.append({ type: 'request/sent', at, turn, step, digest: digestOf(sent), bytes: JSON.stringify(sent).length });
     this.append({
       type: 'assistant/message',
       at,

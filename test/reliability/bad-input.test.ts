@@ -565,13 +565,13 @@ describe('bad input below the workflow', () => {
   it("store: a row whose body breaks the event schema is refused naming the field, at the row's seq", async () => {
     const { path, store } = await storeWithLog('row-bad-schema');
     try {
-      const body = JSON.parse(damageRow(path, 'row-bad-schema', 5, 'body', '{}')) as Record<string, unknown>;
+      const body = JSON.parse(damageRow(path, 'row-bad-schema', 6, 'body', '{}')) as Record<string, unknown>;
       expect(body.type).toBe('assistant/message');
-      damageRow(path, 'row-bad-schema', 5, 'body', JSON.stringify({ ...body, toolCalls: 'none' }));
+      damageRow(path, 'row-bad-schema', 6, 'body', JSON.stringify({ ...body, toolCalls: 'none' }));
       const error = await dhErrorOf(() => store.read('row-bad-schema'));
-      expect(error).toMatchObject({ code: ErrorCode.InvalidEvent, details: { sessionId: 'row-bad-schema', seq: 5 } });
+      expect(error).toMatchObject({ code: ErrorCode.InvalidEvent, details: { sessionId: 'row-bad-schema', seq: 6 } });
       expect(error.message).toBe(
-        'invalid event in session "row-bad-schema" at seq 5: stored event: event.toolCalls: Invalid input: expected array, received string',
+        'invalid event in session "row-bad-schema" at seq 6: stored event: event.toolCalls: Invalid input: expected array, received string',
       );
     } finally {
       await store.close();

@@ -32,7 +32,7 @@ describe('openSessionStore', () => {
           expect(store).toBeInstanceOf(SqliteSessionStore);
           await store.create('s1', { createdAt: T0 });
           await store.append('s1', 0, sampleLog('s1', 1));
-          expect(await store.head('s1')).toBe(8);
+          expect(await store.head('s1')).toBe(9);
         } finally {
           await store.close();
         }

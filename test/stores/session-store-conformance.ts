@@ -84,7 +84,7 @@ export function describeSessionStoreConformance(name: string, createBackend: () 
         expect(await store.list()).toEqual([
           { sessionId: 'new', createdAt: T0 + 20, head: 1, parentSessionId: 'old' },
           { sessionId: 'mid', createdAt: T0 + 10, head: 0, parentSessionId: null },
-          { sessionId: 'old', createdAt: T0, head: 8, parentSessionId: null },
+          { sessionId: 'old', createdAt: T0, head: 9, parentSessionId: null },
         ]);
         expect((await store.list({ limit: 2 })).map((s) => s.sessionId)).toEqual(['new', 'mid']);
         expect(await store.list({ limit: 0 })).toEqual([]);
