@@ -43,7 +43,7 @@ class CountingStore implements SessionStore {
   }
 }
 
-/** One more turn (enqueue, claim, user message, answer), the drafts the activities would append. */
+/** One more turn (enqueue, claim, user message, request, answer), the drafts the activities would append. */
 function turnDrafts(turn: number, at = T0 + 1_000 * turn): EventDraft[] {
   const messageId = `m${turn}`;
   return [
@@ -52,6 +52,7 @@ function turnDrafts(turn: number, at = T0 + 1_000 * turn): EventDraft[] {
     { type: 'inbox/claim', at, turn, step: 1, messageIds: [messageId] },
     { type: 'step/start', at, turn, step: 1 },
     { type: 'user/message', at, turn, step: 1, messageId, origin: 'followup', content: 'q' },
+    { type: 'request/sent', at, turn, step: 1, digest: `sha256:${'0'.repeat(64)}`, bytes: 1 },
     {
       type: 'assistant/message',
       at,
