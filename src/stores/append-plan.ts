@@ -1,9 +1,12 @@
 // The append decision shared by every backend: validate a batch before touching the database, then,
-// against what is stored, decide per seq "insert / existing / conflict" and which errors apply.
+// against what is stored, decide per seq "insert / existing / conflict", which errors apply, and the chain
+// digest (and MAC) of each row to insert.
 import { ErrorCode, InvalidEventError, StoreError } from '../core/errors.js';
 import { parseEvent, type SessionEvent } from '../core/events.js';
 import type { AppendReceipt, AppendResult } from './session-store.js';
 import { assertSeq, assertSessionId, eventToRow, rowToEvent, type EventRow } from './event-row.js';
+import { chainLink, prevForHead } from './log-chain.js';
+import type { LogKey } from './log-key.js';
 
 /** A batch that passed validation: its rows, ready to insert. */
 export interface PreparedAppend {
@@ -16,18 +19,32 @@ export interface PreparedAppend {
   readonly messageIds: readonly string[];
 }
 
+/** A stored row with its chain digest (null on a row written before the chain existed). */
+export interface StoredRow extends EventRow {
+  readonly chain: string | null;
+}
+
+/** A row to insert, with the chain digest and MAC the store computed for it. */
+export interface ChainedRow extends EventRow {
+  readonly chain: string;
+  readonly mac: string | null;
+}
+
 /**
- * What the database holds that bears on one append, read in one transaction: the head, and every row
- * that is in the batch's seq range or shares a key or an inbox messageId with the batch.
+ * What the database holds that bears on one append, read in one transaction: the head, every row that is
+ * in the batch's seq range or shares a key or an inbox messageId with the batch, and what the first new
+ * row links to (the session's chain anchor, and the chain of row `head - 1`).
  */
 export interface StoredState {
   readonly head: number;
-  readonly rows: readonly EventRow[];
+  readonly rows: readonly StoredRow[];
+  readonly anchor: string | null;
+  readonly lastChain: string | null;
 }
 
 export interface AppendPlan {
   /** Rows to insert: a contiguous run starting at the head (possibly empty). */
-  readonly inserts: readonly EventRow[];
+  readonly inserts: readonly ChainedRow[];
   readonly result: AppendResult;
 }
 
@@ -63,9 +80,9 @@ export function prepareAppend(sessionId: string, expectedSeq: number, events: re
  * Decides the append against the stored state, per seq in order: a filled slot with the same key is
  * `existing` (the stored event is returned), with another key `SEQ_CONFLICT`; a free slot is inserted
  * unless its key or inbox messageId is already used elsewhere. Throws on the first problem, so a
- * failing batch writes nothing.
+ * failing batch writes nothing. Each inserted row links to the one before it; with `key`, it also gets a MAC.
  */
-export function planAppend(prepared: PreparedAppend, stored: StoredState): AppendPlan {
+export function planAppend(prepared: PreparedAppend, stored: StoredState, key?: LogKey): AppendPlan {
   const { sessionId, expectedSeq } = prepared;
   if (expectedSeq > stored.head) {
     throw new StoreError(
@@ -74,7 +91,7 @@ export function planAppend(prepared: PreparedAppend, stored: StoredState): Appen
       { sessionId, seq: expectedSeq, head: stored.head },
     );
   }
-  const bySeq = new Map<number, EventRow>();
+  const bySeq = new Map<number, StoredRow>();
   const byKey = new Map<string, number>();
   const byMessageId = new Map<string, number>();
   for (const row of stored.rows) {
@@ -82,7 +99,8 @@ export function planAppend(prepared: PreparedAppend, stored: StoredState): Appen
     byKey.set(row.key, row.seq);
     if (row.messageId !== null) byMessageId.set(row.messageId, row.seq);
   }
-  const inserts: EventRow[] = [];
+  const inserts: ChainedRow[] = [];
+  let prev = prevForHead(stored.anchor, stored.head, stored.lastChain);
   const events: SessionEvent[] = [];
   const receipts: AppendReceipt[] = [];
   for (const row of prepared.rows) {
@@ -97,7 +115,7 @@ export function planAppend(prepared: PreparedAppend, stored: StoredState): Appen
       }
       const event = rowToEvent(sessionId, storedRow);
       events.push(event);
-      receipts.push(receipt(event, storedRow.digest, 'existing'));
+      receipts.push(receipt(event, storedRow.digest, storedRow.chain, 'existing'));
       continue;
     }
     if (row.seq < stored.head) {
@@ -111,10 +129,12 @@ export function planAppend(prepared: PreparedAppend, stored: StoredState): Appen
     }
     const keySeq = byKey.get(row.key);
     if (keySeq !== undefined) throw duplicateKey(sessionId, row.seq, row.key, keySeq);
-    inserts.push(row);
+    const chain = chainLink(prev, row.digest, row.at);
+    prev = chain;
+    inserts.push({ ...row, chain, mac: key?.mac(chain) ?? null });
     const event = JSON.parse(row.body) as SessionEvent;
     events.push(event);
-    receipts.push(receipt(event, row.digest, 'appended'));
+    receipts.push(receipt(event, row.digest, chain, 'appended'));
   }
   return { inserts, result: { events, receipts, head: stored.head + inserts.length } };
 }
@@ -149,8 +169,13 @@ export async function retryOnUniqueViolation<T>(
 }
 
 /** From the event, not the row: the row's key column holds the `idColumn` form. */
-function receipt(event: SessionEvent, digest: string, status: AppendReceipt['status']): AppendReceipt {
-  return { seq: event.seq, type: event.type, key: event.key, digest, status };
+function receipt(
+  event: SessionEvent,
+  digest: string,
+  chain: string | null,
+  status: AppendReceipt['status'],
+): AppendReceipt {
+  return { seq: event.seq, type: event.type, key: event.key, digest, chain, status };
 }
 
 function duplicateKey(sessionId: string, seq: number, key: string, usedAt: number): StoreError {

@@ -2,16 +2,16 @@
 // SQLite, and races between processes settled by the unique constraints, not by a pre-check alone.
 import pg from 'pg';
 import type { SessionEvent } from '../core/events.js';
-import { planAppend, prepareAppend, retryOnUniqueViolation, type PreparedAppend } from './append-plan.js';
 import {
-  assertSeq,
-  assertSessionId,
-  listLimit,
-  readRange,
-  rowsToEvents,
-  sessionNotFound,
-  type EventRow,
-} from './event-row.js';
+  planAppend,
+  prepareAppend,
+  retryOnUniqueViolation,
+  type PreparedAppend,
+  type StoredRow,
+} from './append-plan.js';
+import { assertSeq, assertSessionId, listLimit, readRange, rowsToEvents, sessionNotFound } from './event-row.js';
+import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
+import type { LogKey } from './log-key.js';
 import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';
 
 // `body` is TEXT, not jsonb: jsonb reorders keys, drops duplicate ones and renormalizes numbers, so the
@@ -21,7 +21,8 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
   created_at BIGINT NOT NULL,
-  parent_session_id TEXT COLLATE "C"
+  parent_session_id TEXT COLLATE "C",
+  chain_anchor TEXT
 );
 CREATE TABLE IF NOT EXISTS events (
   session_id TEXT COLLATE "C" NOT NULL REFERENCES sessions (session_id),
@@ -32,6 +33,8 @@ CREATE TABLE IF NOT EXISTS events (
   digest TEXT NOT NULL,
   at BIGINT NOT NULL,
   body TEXT NOT NULL,
+  chain TEXT,
+  mac TEXT,
   PRIMARY KEY (session_id, seq),
   UNIQUE (session_id, key)
 );
@@ -40,10 +43,21 @@ CREATE UNIQUE INDEX IF NOT EXISTS events_inbox_message_id ON events (session_id,
 CREATE INDEX IF NOT EXISTS sessions_newest_first ON sessions (created_at DESC, session_id DESC);
 `;
 
+/**
+ * Columns added after the first release, by ALTER TABLE at open when missing (old rows keep NULL there).
+ * Looked up first: even with IF NOT EXISTS, ALTER TABLE takes an exclusive lock on the table, which every
+ * open would otherwise queue behind running appends for.
+ */
+const ADDED_COLUMNS: ReadonlyArray<readonly [table: string, column: string]> = [
+  ['sessions', 'chain_anchor'],
+  ['events', 'chain'],
+  ['events', 'mac'],
+];
+
 /** Advisory lock key serializing schema creation, so concurrent first opens do not collide in the catalog. */
 const SCHEMA_LOCK_KEY = 0x64685f73; // "dh_s"
 
-const ROW_COLUMNS = 'seq, type, key, message_id AS "messageId", digest, at, body';
+const ROW_COLUMNS = 'seq, type, key, message_id AS "messageId", digest, at, body, chain';
 
 /** unique_violation; serialization_failure and deadlock_detected, which a re-read also settles. */
 const RETRYABLE_CODES = new Set(['23505', '40001', '40P01']);
@@ -51,14 +65,18 @@ const RETRYABLE_CODES = new Set(['23505', '40001', '40P01']);
 export interface PostgresSessionStoreOptions {
   /** Connections in the pool (pg's default is 10). */
   readonly poolSize?: number;
+  /** With a key, every inserted row also gets a MAC of its chain digest (see log-key.ts). */
+  readonly logKey?: LogKey;
 }
 
 export class PostgresSessionStore implements SessionStore {
   private readonly pool: pg.Pool;
+  private readonly logKey: LogKey | undefined;
   private closed = false;
 
-  private constructor(pool: pg.Pool) {
+  private constructor(pool: pg.Pool, logKey: LogKey | undefined) {
     this.pool = pool;
+    this.logKey = logKey;
   }
 
   /**
@@ -77,22 +95,24 @@ export class PostgresSessionStore implements SessionStore {
       await inTransaction(pool, 'BEGIN', async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [SCHEMA_LOCK_KEY]);
         await client.query(SCHEMA);
+        await addMissingColumns(client);
       });
     } catch (error) {
       await pool.end();
       throw error;
     }
-    return new PostgresSessionStore(pool);
+    return new PostgresSessionStore(pool, options.logKey);
   }
 
   async create(sessionId: string, options: CreateSessionOptions): Promise<{ created: boolean }> {
     assertSessionId('sessionId', sessionId);
     assertSeq('createdAt', options.createdAt);
     if (options.parentSessionId !== undefined) assertSessionId('parentSessionId', options.parentSessionId);
+    if (options.chainAnchor !== undefined) assertChainDigest('chainAnchor', options.chainAnchor);
     const result = await this.pool.query(
-      `INSERT INTO sessions (session_id, created_at, parent_session_id) VALUES ($1, $2, $3)
+      `INSERT INTO sessions (session_id, created_at, parent_session_id, chain_anchor) VALUES ($1, $2, $3, $4)
        ON CONFLICT (session_id) DO NOTHING`,
-      [sessionId, options.createdAt, options.parentSessionId ?? null],
+      [sessionId, options.createdAt, options.parentSessionId ?? null, options.chainAnchor ?? ROOT_ANCHOR],
     );
     return { created: result.rowCount === 1 };
   }
@@ -102,7 +122,9 @@ export class PostgresSessionStore implements SessionStore {
     return retryOnUniqueViolation(sessionId, expectedSeq, isRetryable, () =>
       // REPEATABLE READ: the head and the rows the plan looks at come from one snapshot. A concurrent
       // writer that fills a slot after it makes our INSERT fail with 23505, and the retry re-reads.
-      inTransaction(this.pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ', (client) => appendAttempt(client, prepared)),
+      inTransaction(this.pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ', (client) =>
+        appendAttempt(client, prepared, this.logKey),
+      ),
     );
   }
 
@@ -116,7 +138,32 @@ export class PostgresSessionStore implements SessionStore {
     );
     const rows = result.rows.map(toEventRow);
     if (rows.length === 0) await this.head(sessionId); // throws SESSION_NOT_FOUND for an unknown session
-    return rowsToEvents(sessionId, from, rows, options?.verified);
+    const events = rowsToEvents(sessionId, from, rows, options?.verified);
+    const onChain = options?.onChain;
+    if (onChain) for (const row of result.rows) onChain(row.seq, row.chain);
+    return events;
+  }
+
+  async readChain(sessionId: string, fromSeq?: number, toSeq?: number): Promise<StoredChain> {
+    assertSessionId('sessionId', sessionId);
+    const { from, to } = readRange(fromSeq, toSeq);
+    // One statement, so the anchor and the rows come from one snapshot.
+    const result = await this.pool.query<{
+      anchor: string | null;
+      links: Array<Omit<ChainLink, 'at'> & { at: string }> | null;
+    }>(
+      `SELECT s.chain_anchor AS anchor,
+         (SELECT json_agg(json_build_object('seq', e.seq, 'at', e.at::text, 'digest', e.digest, 'chain', e.chain,
+                 'mac', e.mac) ORDER BY e.seq)
+            FROM events e
+            WHERE e.session_id = s.session_id AND e.seq >= $2::bigint AND ($3::bigint IS NULL OR e.seq < $3::bigint))
+           AS links
+       FROM sessions s WHERE s.session_id = $1`,
+      [sessionId, from, to],
+    );
+    const row = result.rows[0];
+    if (row === undefined) throw sessionNotFound(sessionId);
+    return { anchor: row.anchor, links: (row.links ?? []).map((link) => ({ ...link, at: Number(link.at) })) };
   }
 
   async head(sessionId: string): Promise<number> {
@@ -146,22 +193,29 @@ export class PostgresSessionStore implements SessionStore {
   }
 }
 
-async function appendAttempt(client: pg.PoolClient, prepared: PreparedAppend): Promise<AppendResult> {
+async function appendAttempt(
+  client: pg.PoolClient,
+  prepared: PreparedAppend,
+  logKey: LogKey | undefined,
+): Promise<AppendResult> {
   const { sessionId, expectedSeq } = prepared;
-  const { found, head } = await sessionHead(client, sessionId);
+  // The head, the anchor and the last row's chain from this transaction's snapshot: a writer that fills the
+  // head after it makes our INSERT fail (23505), and the retry links to (or returns) the winner's rows.
+  const { found, head, anchor, lastChain } = await sessionHead(client, sessionId);
   if (!found) throw sessionNotFound(sessionId);
   const stored = await client.query<PgEventRow>(
     `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = $1
        AND ((seq >= $2::bigint AND seq < $3::bigint) OR key = ANY($4::text[]) OR message_id = ANY($5::text[]))`,
     [sessionId, expectedSeq, expectedSeq + prepared.rows.length, prepared.keys, prepared.messageIds],
   );
-  const plan = planAppend(prepared, { head, rows: stored.rows.map(toEventRow) });
+  const plan = planAppend(prepared, { head, rows: stored.rows.map(toEventRow), anchor, lastChain }, logKey);
   if (plan.inserts.length > 0) {
     const rows = plan.inserts;
     // One statement for the whole batch, whatever its size (no per-row parameter limit).
     await client.query(
-      `INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body)
-       SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[])`,
+      `INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body, chain, mac)
+       SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[],
+         $9::text[], $10::text[])`,
       [
         sessionId,
         rows.map((r) => r.seq),
@@ -171,21 +225,46 @@ async function appendAttempt(client: pg.PoolClient, prepared: PreparedAppend): P
         rows.map((r) => r.digest),
         rows.map((r) => r.at),
         rows.map((r) => r.body),
+        rows.map((r) => r.chain),
+        rows.map((r) => r.mac),
       ],
     );
   }
   return plan.result;
 }
 
-async function sessionHead(db: pg.Pool | pg.PoolClient, sessionId: string): Promise<{ found: boolean; head: number }> {
-  const result = await db.query<{ found: boolean; last: number | null }>(
-    `SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1) AS found,
-       (SELECT seq FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) AS last`,
+interface SessionHead {
+  readonly found: boolean;
+  readonly head: number;
+  readonly anchor: string | null;
+  /** The chain of row `head - 1` (null when there is none, or it was written before the chain). */
+  readonly lastChain: string | null;
+}
+
+async function sessionHead(db: pg.Pool | pg.PoolClient, sessionId: string): Promise<SessionHead> {
+  const result = await db.query<{ found: boolean; anchor: string | null; last: number | null; chain: string | null }>(
+    `SELECT s.found, s.anchor, l.seq AS last, l.chain
+     FROM (SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1) AS found,
+             (SELECT chain_anchor FROM sessions WHERE session_id = $1) AS anchor) s
+     LEFT JOIN LATERAL (SELECT seq, chain FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) l ON true`,
     [sessionId],
   );
   const row = result.rows[0];
   if (row === undefined) throw new Error('the session head query returned no row');
-  return { found: row.found, head: row.last === null ? 0 : row.last + 1 };
+  return { found: row.found, head: row.last === null ? 0 : row.last + 1, anchor: row.anchor, lastChain: row.chain };
+}
+
+/** Adds the columns a schema created by an earlier release lacks (see ADDED_COLUMNS); reads only otherwise. */
+async function addMissingColumns(client: pg.PoolClient): Promise<void> {
+  const present = await client.query<{ table_name: string; column_name: string }>(
+    `SELECT table_name, column_name FROM information_schema.columns
+     WHERE table_schema = current_schema() AND table_name IN ('sessions', 'events')`,
+  );
+  const has = new Set(present.rows.map((r) => `${r.table_name}.${r.column_name}`));
+  for (const [table, column] of ADDED_COLUMNS) {
+    if (!has.has(`${table}.${column}`))
+      await client.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${column} TEXT`);
+  }
 }
 
 /** Runs `fn` in a transaction on one pooled connection; a connection that cannot roll back is discarded. */
@@ -210,9 +289,9 @@ async function inTransaction<T>(pool: pg.Pool, begin: string, fn: (client: pg.Po
 }
 
 /** An `events` row as pg returns it: BIGINT arrives as a string (appended values are safe integers). */
-type PgEventRow = Omit<EventRow, 'at'> & { at: string };
+type PgEventRow = Omit<StoredRow, 'at'> & { at: string };
 
-function toEventRow(r: PgEventRow): EventRow {
+function toEventRow(r: PgEventRow): StoredRow {
   return { ...r, at: Number(r.at) };
 }
 

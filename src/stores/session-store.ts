@@ -1,6 +1,7 @@
 // The persistence contract every session-log backend implements (SQLite, PostgreSQL). One conformance
 // suite (test/stores/session-store-conformance.ts) runs against each backend.
 import type { SessionEvent } from '../core/events.js';
+import type { StoredChain } from './log-chain.js';
 import type { VerifiedRows } from './verified-rows.js';
 
 /** What an append reports per event: enough for the workflow history to mirror the log. */
@@ -10,6 +11,12 @@ export interface AppendReceipt {
   readonly key: string;
   /** `eventDigest(event)`: sha256 of the event without its timestamp. */
   readonly digest: string;
+  /**
+   * The row's chain digest (see log-chain.ts), computed once when the row was inserted: a retry or a lost
+   * race gets the stored one. The last receipt's is the session's chain head. Null on a row written before
+   * the chain existed.
+   */
+  readonly chain: string | null;
   /** `existing` when the slot was already filled (a retry, or a racing writer that lost). */
   readonly status: 'appended' | 'existing';
 }
@@ -33,6 +40,11 @@ export interface SessionSummary {
 export interface CreateSessionOptions {
   readonly createdAt: number;
   readonly parentSessionId?: string;
+  /**
+   * The `prev` of seq 0's chain link: for a fork, the parent's chain digest at the fork point (its row
+   * `seedLength - 1`), so the fork's first link binds the parent's log up to there. Default: ROOT_ANCHOR.
+   */
+  readonly chainAnchor?: string;
 }
 
 export interface SessionStore {
@@ -55,6 +67,11 @@ export interface SessionStore {
    * (every row is still fetched and compared); a new or changed row is validated in full and remembered.
    */
   read(sessionId: string, fromSeq?: number, toSeq?: number, options?: ReadOptions): Promise<SessionEvent[]>;
+  /**
+   * The chain as stored for rows `fromSeq <= seq < toSeq` (defaults: all): the session's anchor and each
+   * row's seq, at, digest, chain and MAC columns, in seq order, as they are (verifyChain judges them).
+   */
+  readChain(sessionId: string, fromSeq?: number, toSeq?: number): Promise<StoredChain>;
   /** Next free seq. `SESSION_NOT_FOUND` for an unknown session. */
   head(sessionId: string): Promise<number>;
   /** Sessions, newest first. */
@@ -65,4 +82,6 @@ export interface SessionStore {
 export interface ReadOptions {
   /** The reader's memo of rows it has verified before (see VerifiedRows). */
   readonly verified?: VerifiedRows;
+  /** Told each returned row's chain digest (null: written before the chain), in seq order. */
+  readonly onChain?: (seq: number, chain: string | null) => void;
 }

@@ -8,6 +8,7 @@ import {
   prepareAppend,
   retryOnUniqueViolation,
   type PreparedAppend,
+  type StoredRow,
   type StoredState,
 } from './append-plan.js';
 import {
@@ -19,13 +20,16 @@ import {
   sessionNotFound,
   type EventRow,
 } from './event-row.js';
+import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
+import type { LogKey } from './log-key.js';
 import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
   session_id TEXT NOT NULL PRIMARY KEY,
   created_at INTEGER NOT NULL,
-  parent_session_id TEXT
+  parent_session_id TEXT,
+  chain_anchor TEXT
 ) STRICT;
 CREATE TABLE IF NOT EXISTS events (
   session_id TEXT NOT NULL REFERENCES sessions (session_id),
@@ -36,6 +40,8 @@ CREATE TABLE IF NOT EXISTS events (
   digest TEXT NOT NULL,
   at INTEGER NOT NULL,
   body TEXT NOT NULL,
+  chain TEXT,
+  mac TEXT,
   PRIMARY KEY (session_id, seq),
   UNIQUE (session_id, key)
 ) STRICT;
@@ -44,13 +50,23 @@ CREATE UNIQUE INDEX IF NOT EXISTS events_inbox_message_id ON events (session_id,
 CREATE INDEX IF NOT EXISTS sessions_newest_first ON sessions (created_at DESC, session_id DESC);
 `;
 
-const ROW_COLUMNS = 'seq, type, key, message_id AS messageId, digest, at, body';
+/**
+ * Columns added after the first release: a database created before them gets them by ALTER TABLE at open
+ * (its old rows keep NULL there: they were written before the chain, and are never rewritten).
+ */
+const ADDED_COLUMNS: ReadonlyArray<readonly [table: string, column: string]> = [
+  ['sessions', 'chain_anchor'],
+  ['events', 'chain'],
+  ['events', 'mac'],
+];
+
+const ROW_COLUMNS = 'seq, type, key, message_id AS messageId, digest, at, body, chain';
 
 /**
  * What `read` selects, in the order `rowOfColumns` takes them: its statement returns each row as a plain
  * array (better-sqlite3's raw mode), about a third cheaper on a long log than an object with named keys.
  */
-const READ_COLUMNS = 'seq, type, key, message_id, digest, at, body';
+const READ_COLUMNS = 'seq, type, key, message_id, digest, at, body, chain';
 type ReadColumns = [
   seq: number,
   type: EventRow['type'],
@@ -59,6 +75,7 @@ type ReadColumns = [
   digest: string,
   at: number,
   body: string,
+  chain: string | null,
 ];
 
 function rowOfColumns(columns: ReadColumns): EventRow {
@@ -87,6 +104,8 @@ export interface SqliteSessionStoreOptions {
    * failed still commits, with 0), for tests and benchmarks that count transactions. Its throws are ignored.
    */
   readonly onCommit?: (appends: number) => void;
+  /** With a key, every inserted row also gets a MAC of its chain digest (see log-key.ts). */
+  readonly logKey?: LogKey;
 }
 
 /** At most this many appends, or about this many bytes of event rows, per group transaction. */
@@ -111,6 +130,7 @@ export class SqliteSessionStore implements SessionStore {
   private readonly groupTx: (batch: readonly QueuedAppend[], outcomes: Outcome[]) => void;
   private readonly groupCommit: boolean;
   private readonly onCommit: ((appends: number) => void) | undefined;
+  private readonly logKey: LogKey | undefined;
   /** Appends waiting for a group commit, in call order. */
   private queue: QueuedAppend[] = [];
   private flushTimer: NodeJS.Immediate | undefined;
@@ -120,6 +140,7 @@ export class SqliteSessionStore implements SessionStore {
     this.stmt = prepareStatements(db);
     this.groupCommit = options.groupCommit ?? true;
     this.onCommit = options.onCommit;
+    this.logKey = options.logKey;
     const tx = db.transaction((prepared: PreparedAppend) => this.appendInTransaction(prepared));
     // IMMEDIATE: take the write lock before reading the head, so no other connection can fill the slot
     // between the plan and the insert (a DEFERRED transaction would fail its lock upgrade instead).
@@ -142,7 +163,10 @@ export class SqliteSessionStore implements SessionStore {
       // workflow has been told succeeded must survive it, or its history would cite events the log lost.
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
-      db.transaction(() => db.exec(SCHEMA)).immediate();
+      db.transaction(() => {
+        db.exec(SCHEMA);
+        addMissingColumns(db);
+      }).immediate();
       return new SqliteSessionStore(db, options);
     } catch (error) {
       db.close();
@@ -155,7 +179,13 @@ export class SqliteSessionStore implements SessionStore {
       assertSessionId('sessionId', sessionId);
       assertSeq('createdAt', options.createdAt);
       if (options.parentSessionId !== undefined) assertSessionId('parentSessionId', options.parentSessionId);
-      const info = this.stmt.insertSession.run(sessionId, options.createdAt, options.parentSessionId ?? null);
+      if (options.chainAnchor !== undefined) assertChainDigest('chainAnchor', options.chainAnchor);
+      const info = this.stmt.insertSession.run(
+        sessionId,
+        options.createdAt,
+        options.parentSessionId ?? null,
+        options.chainAnchor ?? ROOT_ANCHOR,
+      );
       return { created: info.changes === 1 };
     });
   }
@@ -188,7 +218,23 @@ export class SqliteSessionStore implements SessionStore {
         const columns = this.stmt.readRange.all(sessionId, from, to ?? Number.MAX_SAFE_INTEGER) as ReadColumns[];
         const rows = columns.map(rowOfColumns);
         if (rows.length === 0 && this.stmt.selectSession.get(sessionId) === undefined) throw sessionNotFound(sessionId);
-        return rowsToEvents(sessionId, from, rows, options?.verified);
+        const events = rowsToEvents(sessionId, from, rows, options?.verified);
+        const onChain = options?.onChain;
+        if (onChain) for (const row of columns) onChain(row[0], row[7]);
+        return events;
+      })();
+    });
+  }
+
+  readChain(sessionId: string, fromSeq?: number, toSeq?: number): Promise<StoredChain> {
+    return run(() => {
+      assertSessionId('sessionId', sessionId);
+      const { from, to } = readRange(fromSeq, toSeq);
+      return this.db.transaction(() => {
+        const session = this.stmt.selectSession.get(sessionId) as { anchor: string | null } | undefined;
+        if (session === undefined) throw sessionNotFound(sessionId);
+        const links = this.stmt.readChain.all(sessionId, from, to ?? Number.MAX_SAFE_INTEGER) as ChainLink[];
+        return { anchor: session.anchor, links };
       })();
     });
   }
@@ -293,14 +339,34 @@ export class SqliteSessionStore implements SessionStore {
 
   private appendInTransaction(prepared: PreparedAppend): AppendResult {
     const { sessionId, expectedSeq, rows } = prepared;
-    if (this.stmt.selectSession.get(sessionId) === undefined) throw sessionNotFound(sessionId);
-    const byRange = this.stmt.rowsInRange.all(sessionId, expectedSeq, expectedSeq + rows.length) as EventRow[];
-    const byKey = this.stmt.rowsByKeys.all(sessionId, JSON.stringify(prepared.keys)) as EventRow[];
-    const byMessageId = this.stmt.rowsByMessageIds.all(sessionId, JSON.stringify(prepared.messageIds)) as EventRow[];
-    const stored: StoredState = { head: this.headOf(sessionId), rows: [...byRange, ...byKey, ...byMessageId] };
-    const plan = planAppend(prepared, stored);
+    const session = this.stmt.selectSession.get(sessionId) as { anchor: string | null } | undefined;
+    if (session === undefined) throw sessionNotFound(sessionId);
+    const byRange = this.stmt.rowsInRange.all(sessionId, expectedSeq, expectedSeq + rows.length) as StoredRow[];
+    const byKey = this.stmt.rowsByKeys.all(sessionId, JSON.stringify(prepared.keys)) as StoredRow[];
+    const byMessageId = this.stmt.rowsByMessageIds.all(sessionId, JSON.stringify(prepared.messageIds)) as StoredRow[];
+    // Read in this transaction (or savepoint), under the write lock: what the first new row links to is
+    // the row just below the head as committed, or as an earlier append of the same group left it.
+    const last = this.stmt.lastRow.get(sessionId) as { seq: number; chain: string | null } | undefined;
+    const stored: StoredState = {
+      head: last === undefined ? 0 : last.seq + 1,
+      rows: [...byRange, ...byKey, ...byMessageId],
+      anchor: session.anchor,
+      lastChain: last?.chain ?? null,
+    };
+    const plan = planAppend(prepared, stored, this.logKey);
     for (const row of plan.inserts) {
-      this.stmt.insertEvent.run(sessionId, row.seq, row.type, row.key, row.messageId, row.digest, row.at, row.body);
+      this.stmt.insertEvent.run(
+        sessionId,
+        row.seq,
+        row.type,
+        row.key,
+        row.messageId,
+        row.digest,
+        row.at,
+        row.body,
+        row.chain,
+        row.mac,
+      );
     }
     return plan.result;
   }
@@ -314,10 +380,12 @@ export class SqliteSessionStore implements SessionStore {
 function prepareStatements(db: Database.Database) {
   return {
     insertSession: db.prepare(
-      'INSERT INTO sessions (session_id, created_at, parent_session_id) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      `INSERT INTO sessions (session_id, created_at, parent_session_id, chain_anchor) VALUES (?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
     ),
-    selectSession: db.prepare('SELECT 1 FROM sessions WHERE session_id = ?'),
+    selectSession: db.prepare('SELECT chain_anchor AS anchor FROM sessions WHERE session_id = ?'),
     lastSeq: db.prepare('SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1'),
+    lastRow: db.prepare('SELECT seq, chain FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1'),
     rowsInRange: db.prepare(`SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? AND seq < ?`),
     rowsByKeys: db.prepare(
       `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND key IN (SELECT value FROM json_each(?))`,
@@ -326,7 +394,11 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND message_id IN (SELECT value FROM json_each(?))`,
     ),
     insertEvent: db.prepare(
-      'INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      `INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body, chain, mac)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    readChain: db.prepare(
+      'SELECT seq, at, digest, chain, mac FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq',
     ),
     readRange: db
       .prepare(`SELECT ${READ_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`)
@@ -338,6 +410,14 @@ function prepareStatements(db: Database.Database) {
        FROM sessions s ORDER BY s.created_at DESC, s.session_id DESC LIMIT ?`,
     ),
   };
+}
+
+/** Adds the columns a database created by an earlier release lacks (see ADDED_COLUMNS); no-op otherwise. */
+function addMissingColumns(db: Database.Database): void {
+  for (const [table, column] of ADDED_COLUMNS) {
+    const columns = db.pragma(`table_info(${table})`) as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
+  }
 }
 
 /** better-sqlite3 is synchronous; the contract is async, and a throw must become a rejection. */

@@ -32,6 +32,9 @@ class CountingStore implements SessionStore {
     if ((fromSeq ?? 0) === 0) this.#fullReads.set(sessionId, this.fullReads(sessionId) + 1);
     return this.inner.read(...args);
   }
+  readChain(...args: Parameters<SessionStore['readChain']>) {
+    return this.inner.readChain(...args);
+  }
   head(...args: Parameters<SessionStore['head']>) {
     return this.inner.head(...args);
   }

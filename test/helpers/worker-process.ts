@@ -109,7 +109,8 @@ function killAfterTurnEnd(inner: SessionStore, delayMs: number): SessionStore {
       if (events.some((e) => e.type === 'turn/end')) failpointAfter('continue-as-new', delayMs);
       return result;
     },
-    read: (sessionId, fromSeq, toSeq) => inner.read(sessionId, fromSeq, toSeq),
+    read: (sessionId, fromSeq, toSeq, options) => inner.read(sessionId, fromSeq, toSeq, options),
+    readChain: (sessionId, fromSeq, toSeq) => inner.readChain(sessionId, fromSeq, toSeq),
     head: (sessionId) => inner.head(sessionId),
     list: (options) => inner.list(options),
     close: () => inner.close(),

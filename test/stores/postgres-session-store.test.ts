@@ -3,8 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { describe, expect, inject, it } from 'vitest';
+import { verifyChain } from '../../src/stores/log-chain.js';
 import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
 import { T0, sampleLog } from '../helpers/event-builders.js';
+import { LEGACY_POSTGRES_SCHEMA, legacyRowValues } from './legacy-schema.js';
 import { describeSessionStoreConformance } from './session-store-conformance.js';
 
 const baseUrl = inject('postgresUrl');
@@ -33,7 +35,7 @@ describeSessionStoreConformance('PostgresSessionStore', async () => {
   return {
     spec: url,
     // Small pools: several instances race each other, each on its own connections.
-    open: () => PostgresSessionStore.open(url, { poolSize: 3 }),
+    open: (extra = {}) => PostgresSessionStore.open(url, { poolSize: 3, ...extra }),
     corruptBody: async (sessionId, seq, body) => {
       const sql = `UPDATE ${schema}.events SET body = $3 WHERE session_id = $1 AND seq = $2`;
       expect((await admin.query(sql, [sessionId, seq, body])).rowCount).toBe(1);
@@ -41,6 +43,10 @@ describeSessionStoreConformance('PostgresSessionStore', async () => {
     deleteRow: async (sessionId, seq) => {
       const sql = `DELETE FROM ${schema}.events WHERE session_id = $1 AND seq = $2`;
       expect((await admin.query(sql, [sessionId, seq])).rowCount).toBe(1);
+    },
+    clearChain: async (sessionId) => {
+      await admin.query(`UPDATE ${schema}.events SET chain = NULL, mac = NULL WHERE session_id = $1`, [sessionId]);
+      await admin.query(`UPDATE ${schema}.sessions SET chain_anchor = NULL WHERE session_id = $1`, [sessionId]);
     },
     dispose: drop,
   };
@@ -82,6 +88,63 @@ describe('PostgresSessionStore', () => {
       await expect(admin.query(copy, [1, '-copy', 2])).rejects.toMatchObject({ code: '23505' });
     } finally {
       await store.close();
+      await drop();
+    }
+  });
+
+  it('migrates a schema written before the chain: old rows keep loading unchained, new ones chain after them', async () => {
+    const { schema, admin, url, drop } = await freshSchema();
+    try {
+      const log = sampleLog('old', 2);
+      await admin.query(`SET search_path = ${schema}`);
+      await admin.query(LEGACY_POSTGRES_SCHEMA);
+      await admin.query('INSERT INTO sessions (session_id, created_at) VALUES ($1, $2)', ['old', T0]);
+      for (const event of log.slice(0, 6)) {
+        await admin.query(
+          'INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+          legacyRowValues('old', event),
+        );
+      }
+      // Concurrent first opens of the old schema: each adds what is missing under the schema lock.
+      const stores = await Promise.all([1, 2, 3].map(() => PostgresSessionStore.open(url, { poolSize: 2 })));
+      try {
+        expect(await stores[0]!.read('old')).toEqual(log.slice(0, 6));
+        const appended = await stores[1]!.append('old', 6, log.slice(6));
+        expect(appended.receipts.every((r) => r.chain !== null)).toBe(true);
+        expect(await stores[2]!.read('old')).toEqual(log);
+        const chain = await stores[2]!.readChain('old');
+        expect(chain.anchor).toBeNull();
+        expect(chain.links.map((l) => l.chain === null)).toEqual(log.map((e) => e.seq < 6));
+        expect(verifyChain(chain)).toMatchObject({ ok: true, unchained: { from: 0, to: 5 }, broken: null });
+      } finally {
+        for (const store of stores) await store.close();
+      }
+    } finally {
+      await drop();
+    }
+  });
+
+  it('keeps one chain under concurrent appenders of one session on separate pools', async () => {
+    const { url, drop } = await freshSchema();
+    const stores = await Promise.all([1, 2, 3, 4].map(() => PostgresSessionStore.open(url, { poolSize: 2 })));
+    try {
+      const log = sampleLog('busy', 3);
+      await stores[0]!.create('busy', { createdAt: T0 });
+      // Every store appends every event, one per call, all at once: each slot is won once, and the losers
+      // get the winner's chain digest back (their own events carry the same times here, so only a chain
+      // computed from another row's snapshot could differ).
+      const results = await Promise.all(
+        stores.map(async (store) => {
+          const chains: Array<string | null> = [];
+          for (const event of log) chains.push((await store.append('busy', event.seq, [event])).receipts[0]!.chain);
+          return chains;
+        }),
+      );
+      const chain = await stores[0]!.readChain('busy');
+      expect(verifyChain(chain)).toMatchObject({ ok: true, links: log.length });
+      for (const chains of results) expect(chains).toEqual(chain.links.map((l) => l.chain));
+    } finally {
+      for (const store of stores) await store.close();
       await drop();
     }
   });

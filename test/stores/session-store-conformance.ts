@@ -7,6 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventDigest } from '../../src/core/event-digest.js';
 import { DhError, ErrorCode, InvalidEventError, StoreError } from '../../src/core/errors.js';
 import type { SessionEvent } from '../../src/core/events.js';
+import { AFTER_UNCHAINED, chainLink, ROOT_ANCHOR, verifyChain } from '../../src/stores/log-chain.js';
+import { LogKey } from '../../src/stores/log-key.js';
 import type { AppendResult, SessionStore } from '../../src/stores/session-store.js';
 import {
   T0,
@@ -23,14 +25,16 @@ import type { WorkerOutcome } from '../helpers/append-worker.js';
 
 /** One isolated database per test, and the raw access the suite needs to reach behind the store. */
 export interface StoreBackend {
-  /** A new store instance (its own connections) on this test's database. */
-  open(): Promise<SessionStore>;
+  /** A new store instance (its own connections) on this test's database; with `logKey`, one that MACs rows. */
+  open(options?: { logKey?: LogKey }): Promise<SessionStore>;
   /** What `openSessionStore` takes to reach this test's database from another process. */
   readonly spec: string;
   /** Overwrites a stored row's body with raw SQL, behind the store's back. */
   corruptBody(sessionId: string, seq: number, body: string): Promise<void>;
   /** Deletes a stored row with raw SQL, behind the store's back. */
   deleteRow(sessionId: string, seq: number): Promise<void>;
+  /** Sets the chain, MAC and anchor columns of a session to NULL, as a database written before the chain has them. */
+  clearChain(sessionId: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -105,7 +109,14 @@ export function describeSessionStoreConformance(name: string, createBackend: () 
         expect(result.head).toBe(log.length);
         expect(result.events).toEqual(log);
         expect(result.receipts).toEqual(
-          log.map((e) => ({ seq: e.seq, type: e.type, key: e.key, digest: eventDigest(e), status: 'appended' })),
+          log.map((e) => ({
+            seq: e.seq,
+            type: e.type,
+            key: e.key,
+            digest: eventDigest(e),
+            chain: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown,
+            status: 'appended',
+          })),
         );
         const read = await store.read('s1');
         expect(read).toEqual(log);
@@ -364,6 +375,8 @@ export function describeSessionStoreConformance(name: string, createBackend: () 
           head = winner.head;
           expect(await store.head('race')).toBe(head);
         }
+        const chain = await store.readChain('race');
+        expect(verifyChain(chain)).toMatchObject({ ok: true, links: head, unchained: null });
       });
 
       it('lets exactly one of several processes win a seq; same-key losers get its events', async () => {
@@ -378,7 +391,101 @@ export function describeSessionStoreConformance(name: string, createBackend: () 
         const winner = expectOneWinner(batches, outcomes);
         expect(await store.read('race', 1)).toEqual(winner.events);
         expect(await store.head('race')).toBe(winner.head);
+        const chain = await store.readChain('race');
+        expect(chain.links.slice(1).map((l) => l.chain)).toEqual(winner.receipts.map((r) => r.chain));
+        expect(verifyChain(chain).ok).toBe(true);
       }, 60_000);
+    });
+
+    describe('hash chain', () => {
+      it('links every row to the one before it from the root anchor, across batches, as readChain shows', async () => {
+        const log = sampleLog('s1', 2);
+        await store.create('s1', { createdAt: T0 });
+        const receipts = [];
+        for (let seq = 0; seq < log.length; seq += 4) {
+          receipts.push(...(await store.append('s1', seq, log.slice(seq, seq + 4))).receipts);
+        }
+        let prev = ROOT_ANCHOR;
+        const expected = log.map((e) => (prev = chainLink(prev, eventDigest(e), e.at)));
+        expect(receipts.map((r) => r.chain)).toEqual(expected);
+        const chain = await store.readChain('s1');
+        expect(chain).toEqual({
+          anchor: ROOT_ANCHOR,
+          links: log.map((e, i) => ({ seq: e.seq, at: e.at, digest: eventDigest(e), chain: expected[i], mac: null })),
+        });
+        expect(verifyChain(chain)).toMatchObject({ ok: true, head: expected.at(-1), macs: 'not-checked' });
+        expect((await store.readChain('s1', 3, 5)).links.map((l) => l.seq)).toEqual([3, 4]);
+        const seen: Array<[number, string | null]> = [];
+        await store.read('s1', 2, 4, { onChain: (seq, c) => seen.push([seq, c]) });
+        expect(seen).toEqual([
+          [2, expected[2]],
+          [3, expected[3]],
+        ]);
+        await expectStoreError(store.readChain('nope'), ErrorCode.SessionNotFound, 'nope');
+      });
+
+      it('returns the stored chain to a retry, even one with another timestamp (idempotent)', async () => {
+        const log = sampleLog('s1', 1);
+        await store.create('s1', { createdAt: T0 });
+        const first = await store.append('s1', 0, log);
+        const retry = await store.append(
+          's1',
+          2,
+          log.slice(2).map((e) => retimed(e, e.at + 60_000)),
+        );
+        expect(retry.receipts.map((r) => r.chain)).toEqual(first.receipts.slice(2).map((r) => r.chain));
+        expect((await store.readChain('s1')).links.map((l) => l.chain)).toEqual(first.receipts.map((r) => r.chain));
+      });
+
+      it("starts a session's chain at the anchor it was created with (a fork's: the parent's chain)", async () => {
+        await sessionWith('parent', sampleLog('parent', 1));
+        const forkPoint = (await store.readChain('parent', 3, 4)).links[0]!.chain!;
+        await store.create('child', { createdAt: T0, parentSessionId: 'parent', chainAnchor: forkPoint });
+        const start = sessionStart('child');
+        const [receipt] = (await store.append('child', 0, [start])).receipts;
+        expect(receipt?.chain).toBe(chainLink(forkPoint, eventDigest(start), start.at));
+        expect((await store.readChain('child')).anchor).toBe(forkPoint);
+        // a second create (as the workflow's openSession does) keeps the anchor
+        await store.create('child', { createdAt: T0 });
+        expect((await store.readChain('child')).anchor).toBe(forkPoint);
+        await expect(store.create('odd', { createdAt: T0, chainAnchor: 'sha256:xyz' })).rejects.toThrow(TypeError);
+      });
+
+      it('MACs every inserted row under the key when the store has one, and never without', async () => {
+        const key = new LogKey(new Uint8Array(32).fill(7));
+        const keyed = await backend.open({ logKey: key });
+        opened.push(keyed);
+        const log = sampleLog('s1', 1);
+        await keyed.create('s1', { createdAt: T0 });
+        await keyed.append('s1', 0, log.slice(0, 4));
+        await store.append('s1', 4, log.slice(4)); // an unkeyed writer on the same database
+        const chain = await keyed.readChain('s1');
+        expect(chain.links.map((l) => l.mac?.split(':')[0] ?? null)).toEqual(
+          log.map((e) => (e.seq < 4 ? key.keyId : null)),
+        );
+        for (const link of chain.links.slice(0, 4)) expect(link.mac).toBe(key.mac(link.chain!));
+        expect(verifyChain(chain).ok).toBe(true);
+        expect(verifyChain(chain, { key }).broken).toEqual({
+          seq: 4,
+          problem: expect.stringContaining('the row has no MAC') as unknown,
+        });
+        // a retry through the keyed store returns what is stored; it does not MAC rows after the fact
+        await keyed.append('s1', 4, log.slice(4));
+        expect((await keyed.readChain('s1', 4)).links.every((l) => l.mac === null)).toBe(true);
+      });
+
+      it('links a chained row after rows that have none to the fixed after-unchained value', async () => {
+        const log = sampleLog('s1', 1);
+        await sessionWith('s1', log.slice(0, 3));
+        await backend.clearChain('s1');
+        const next = await store.append('s1', 3, log.slice(3, 4));
+        expect(next.receipts[0]?.chain).toBe(chainLink(AFTER_UNCHAINED, eventDigest(log[3]!), log[3]!.at));
+        const chain = await store.readChain('s1');
+        expect(chain.links.map((l) => l.chain === null)).toEqual([true, true, true, false]);
+        expect(chain.anchor).toBeNull();
+        expect(verifyChain(chain)).toMatchObject({ ok: true, unchained: { from: 0, to: 2 } });
+        expect(await store.read('s1')).toEqual(log.slice(0, 4));
+      });
     });
 
     describe('durability and load validation', () => {
@@ -456,6 +563,8 @@ function expectOneWinner(batches: ReadonlyArray<{ group: string }>, outcomes: re
       if (!outcome.ok) return;
       expect(outcome.result.receipts.map((r) => r.status)).toEqual(winner.result.receipts.map(() => 'existing'));
       expect(outcome.result.receipts.map((r) => r.digest)).toEqual(winner.result.receipts.map((r) => r.digest));
+      // The winner's chain, computed once at its insert: losers agree with it.
+      expect(outcome.result.receipts.map((r) => r.chain)).toEqual(winner.result.receipts.map((r) => r.chain));
       expect(outcome.result.events).toEqual(winner.result.events);
       expect(outcome.result.head).toBe(winner.result.head);
     } else {

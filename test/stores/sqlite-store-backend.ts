@@ -14,21 +14,30 @@ export async function sqliteStoreBackend(options: SqliteSessionStoreOptions = {}
   const raw = (sql: string, ...params: unknown[]) => runBehindTheStore(path, sql, ...params);
   return {
     spec: path,
-    open: () => Promise.resolve(SqliteSessionStore.open(path, options)),
+    open: (extra = {}) => Promise.resolve(SqliteSessionStore.open(path, { ...options, ...extra })),
     corruptBody: (sessionId, seq, body) =>
       raw('UPDATE events SET body = ? WHERE session_id = ? AND seq = ?', body, sessionId, seq),
     deleteRow: (sessionId, seq) => raw('DELETE FROM events WHERE session_id = ? AND seq = ?', sessionId, seq),
+    clearChain: (sessionId) => {
+      execBehindTheStore(path, 'UPDATE events SET chain = NULL, mac = NULL WHERE session_id = ?', sessionId);
+      return raw('UPDATE sessions SET chain_anchor = NULL WHERE session_id = ?', sessionId);
+    },
     dispose: () => rm(dir, { recursive: true, force: true }),
   };
 }
 
 /** Runs one statement on its own connection, behind the store's back; it must touch one row. */
 export function runBehindTheStore(path: string, sql: string, ...params: unknown[]): Promise<void> {
+  expect(execBehindTheStore(path, sql, ...params)).toBe(1);
+  return Promise.resolve();
+}
+
+/** Runs one statement on its own connection, behind the store's back; returns how many rows it changed. */
+export function execBehindTheStore(path: string, sql: string, ...params: unknown[]): number {
   const db = new Database(path);
   try {
-    expect(db.prepare(sql).run(...params).changes).toBe(1);
+    return db.prepare(sql).run(...params).changes;
   } finally {
     db.close();
   }
-  return Promise.resolve();
 }
