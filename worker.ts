@@ -59,7 +59,7 @@ export async function startWorker(
   });
   const apiKey = apiKeyFromEnv(profile);
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
-  const store = await openSessionStore(config.store);
+  const store = await openSessionStore(config.store, { logKey: config.logKey });
   const hooks = createPluginRuntime({
     plugins: [...(plugins ?? defaultPlugins(config)), ...(telemetry ? [telemetry.plugin] : [])],
     seed: {

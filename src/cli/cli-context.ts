@@ -120,5 +120,5 @@ export async function openStoreOnly(): Promise<{ config: WorkerConfig; store: Se
 async function openStore(config: WorkerConfig): Promise<SessionStore> {
   if (!config.store.includes('://') && config.store !== ':memory:')
     mkdirSync(dirname(config.store), { recursive: true });
-  return openSessionStore(config.store);
+  return openSessionStore(config.store, { logKey: config.logKey });
 }

@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { DhError } from '../core/index.js';
+import { LOG_KEY_ENV, logKeyFromEnv, type LogKey } from '../stores/log-key.js';
 
 export const ConfigErrorCode = 'INVALID_CONFIG';
 
@@ -75,6 +76,8 @@ export interface WorkerConfig {
   /** Tool names that pause for approval / never run. */
   readonly approvalAsk: readonly string[];
   readonly approvalDeny: readonly string[];
+  /** DH_LOG_KEY: the store MACs every row it inserts, and audit and import verify the MACs. */
+  readonly logKey?: LogKey;
 }
 
 export const DEFAULT_MODELS: Readonly<Record<string, string>> = {
@@ -99,6 +102,14 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   const model = e.DH_MODEL ?? DEFAULT_MODELS[provider];
   if (model === undefined)
     throw new DhError(ConfigErrorCode, `invalid configuration: DH_MODEL is required for provider "${provider}"`);
+  let logKey: LogKey | undefined;
+  try {
+    logKey = logKeyFromEnv(env);
+  } catch (error) {
+    // The key's own message names the variable and never the value.
+    const problem = error instanceof Error ? error.message : String(error);
+    throw new DhError(ConfigErrorCode, `invalid configuration: ${problem}`, { variable: LOG_KEY_ENV });
+  }
   return {
     home,
     store: e.DH_STORE ?? join(home, 'sessions.db'),
@@ -122,6 +133,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     shellSandbox: e.DH_SHELL_SANDBOX ?? 'auto',
     approvalAsk: names(e.DH_APPROVAL_ASK),
     approvalDeny: names(e.DH_APPROVAL_DENY),
+    ...(logKey !== undefined ? { logKey } : {}),
   };
 }
 

@@ -99,7 +99,7 @@ class Demo {
     this.#workerEnv = this.#envFor(provider, stack.address, stack.namespace, bundle);
 
     if (!config.store.includes('://') && config.store !== ':memory:') await mkdir(config.home, { recursive: true });
-    const store = await openSessionStore(config.store);
+    const store = await openSessionStore(config.store, { logKey: config.logKey });
     this.#store = store;
     this.#cleanups.push(() => store.close());
     const tls = temporalTlsFromEnv();
