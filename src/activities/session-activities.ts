@@ -1,6 +1,6 @@
 // The session activities: every read and write of a session's log and every call out of the process.
 // Each one is idempotent — it looks at what the log already holds for its slot and does only the rest —
-// and returns receipts (seq, type, digest) of everything appended since the workflow's known head.
+// and returns receipts (seq, type, digest, chain head) of everything appended since the workflow's known head.
 import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,7 +48,7 @@ import type {
 } from '../shared/activity-contracts.js';
 import { callModelObserved } from './call-model-observed.js';
 import { failpoint, failpointArmed } from './failpoints.js';
-import { DEFAULT_MAX_SESSIONS, receiptsSince, SessionCache } from './session-cache.js';
+import { DEFAULT_MAX_SESSIONS, SessionCache } from './session-cache.js';
 import type { ClaimedMessage, SessionRuntime, ToolContext, ToolDefinition } from './session-runtime.js';
 import { stepRecord } from './step-events.js';
 import { toApplicationFailure } from './to-application-failure.js';
@@ -76,7 +76,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
 
   const outcome = async (session: Session, knownHead: number): Promise<AppendOutcome> => {
     const current = await cache.load(session.sessionId);
-    return { receipts: receiptsSince(current, knownHead), head: current.head };
+    return { receipts: cache.receiptsSince(current, knownHead), head: current.head };
   };
 
   return {
@@ -100,7 +100,7 @@ export function createSessionActivities(runtime: SessionRuntime) {
           downgraded: m.downgraded,
         }));
         return {
-          receipts: receiptsSince(session, before),
+          receipts: cache.receiptsSince(session, before),
           head: session.head,
           ...(runtime.hostTaskQueue !== undefined ? { hostTaskQueue: runtime.hostTaskQueue } : {}),
           repaired: before === 0 ? 0 : session.head - before,

@@ -36,6 +36,8 @@ export class SessionCache {
   readonly #sessions = new Map<string, Entry>();
   /** Sessions holding staged events (applied in memory, not yet in the store): the seq the first one took. */
   readonly #staged = new WeakMap<Session, number>();
+  /** The store's chain digest of a session's last stored row, as last read or appended (null: unchained). */
+  readonly #heads = new WeakMap<Session, { readonly seq: number; readonly chain: string | null }>();
   readonly #maxSessions: number;
   readonly #idleMs: number;
   readonly #now: () => number;
@@ -71,7 +73,12 @@ export class SessionCache {
     // A copy ahead of the store (staged events an activity never appended) is not the truth: re-read.
     if (session && this.#staged.has(session)) session = undefined;
     if (!session) {
-      session = new Session(sessionId, await this.store.read(sessionId));
+      let head: { seq: number; chain: string | null } | undefined;
+      const events = await this.store.read(sessionId, 0, undefined, {
+        onChain: (seq, chain) => (head = { seq, chain }),
+      });
+      session = new Session(sessionId, events);
+      if (head !== undefined) this.#heads.set(session, head);
       this.#sessions.delete(sessionId);
       this.#sessions.set(sessionId, { session, touchedAt: this.#now() });
       for (const oldest of this.#sessions.keys()) {
@@ -81,7 +88,10 @@ export class SessionCache {
       return session;
     }
     this.#touch(session);
-    const newer = await this.store.read(sessionId, session.head);
+    let head: { seq: number; chain: string | null } | undefined;
+    const newer = await this.store.read(sessionId, session.head, undefined, {
+      onChain: (seq, chain) => (head = { seq, chain }),
+    });
     if (newer.length > 0) {
       try {
         session.appendEvents(newer);
@@ -89,6 +99,7 @@ export class SessionCache {
         this.#sessions.delete(sessionId);
         throw error;
       }
+      if (head !== undefined) this.#heads.set(session, head);
     }
     return session;
   }
@@ -136,6 +147,8 @@ export class SessionCache {
         (r, i) => r.status === 'existing' && r.digest !== nativeEventDigest(events[i] as SessionEvent),
       );
       if (!lostRace) {
+        const last = result.receipts.at(-1);
+        if (last !== undefined) this.#heads.set(session, { seq: last.seq, chain: last.chain });
         this.#touch(session);
         return session;
       }
@@ -149,6 +162,22 @@ export class SessionCache {
 
   forget(sessionId: string): void {
     this.#sessions.delete(sessionId);
+  }
+
+  /**
+   * Receipts of the session's events in [fromSeq, head): what the workflow history records. The last one
+   * carries the store's chain digest of the session's last row when this cache knows it.
+   */
+  receiptsSince(session: Session, fromSeq: number): Receipt[] {
+    const receipts = session.events
+      .slice(fromSeq)
+      .map((e): Receipt => ({ seq: e.seq, type: e.type, digest: nativeEventDigest(e) }));
+    const last = receipts.at(-1);
+    const head = this.#heads.get(session);
+    if (last !== undefined && head !== undefined && head.seq === last.seq && head.chain !== null) {
+      receipts[receipts.length - 1] = { ...last, chain: head.chain };
+    }
+    return receipts;
   }
 
   /**
@@ -168,9 +197,4 @@ export class SessionCache {
       this.#sessions.delete(sessionId);
     }
   }
-}
-
-/** Receipts of the session's events in [fromSeq, head): what the workflow history records. */
-export function receiptsSince(session: Session, fromSeq: number): Receipt[] {
-  return session.events.slice(fromSeq).map((e) => ({ seq: e.seq, type: e.type, digest: nativeEventDigest(e) }));
 }

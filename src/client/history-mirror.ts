@@ -1,5 +1,6 @@
 // Proves that a session's workflow history mirrors its log: every append activity's result carries
-// (seq, type, digest) receipts; collected over every run of the session, they must agree with the store.
+// (seq, type, digest) receipts, the last with the store's chain head; collected over every run of the
+// session, they must agree with the store (histories recorded before the chain carry no chain digests).
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
@@ -12,6 +13,8 @@ export interface MirrorReport {
   readonly ok: boolean;
   readonly runs: number;
   readonly receipts: number;
+  /** Receipts whose chain digest was compared with the store's (histories recorded before the chain have none). */
+  readonly chains: number;
   /** Stored events no run's history mentions, from seq 0 (a fork seed copied by a client, or a log older than its runs). */
   readonly uncoveredPrefix: number;
   /** The first disagreement, when not ok. */
@@ -57,7 +60,12 @@ export async function checkHistoryMirror(
         if (seen && (seen.digest !== receipt.digest || seen.type !== receipt.type)) {
           problem ??= `seq ${receipt.seq}: two runs recorded different events (${seen.type} ${seen.digest} vs ${receipt.type} ${receipt.digest})`;
         }
-        receipts.set(receipt.seq, receipt);
+        if (seen?.chain !== undefined && receipt.chain !== undefined && seen.chain !== receipt.chain) {
+          problem ??= `seq ${receipt.seq}: two runs recorded different chain digests (${seen.chain} vs ${receipt.chain})`;
+        }
+        // Only the last receipt of an outcome carries the chain: keep one a later receipt lacks.
+        const chain = receipt.chain ?? seen?.chain;
+        receipts.set(receipt.seq, chain !== undefined ? { ...receipt, chain } : receipt);
       }
     }
     cursor = undefined;
@@ -74,9 +82,51 @@ export async function checkHistoryMirror(
       problem ??= `seq ${event.seq}: the history recorded ${receipt.type} ${receipt.digest}, the log holds ${event.type} ${digest}`;
     }
   }
+  const chains = await chainCheck(store, sessionId, events.length, receipts);
+  problem ??= chains.problem;
   const beyond = [...receipts.keys()].filter((seq) => seq >= events.length).sort((a, b) => a - b)[0];
   if (beyond !== undefined) problem ??= `seq ${beyond} is in the workflow history but not in the log`;
-  return { ok: problem === null, runs: visited.size, receipts: receipts.size, uncoveredPrefix, problem };
+  return {
+    ok: problem === null,
+    runs: visited.size,
+    receipts: receipts.size,
+    chains: chains.checked,
+    uncoveredPrefix,
+    problem,
+  };
+}
+
+/**
+ * The first receipt whose chain digest is not the store's for its row: the stored chain was recomputed
+ * (rows rewritten and re-linked), which the chain alone cannot show without DH_LOG_KEY. The break lies at
+ * or before that seq, after the last one that agreed.
+ */
+async function chainCheck(
+  store: SessionStore,
+  sessionId: string,
+  head: number,
+  receipts: ReadonlyMap<number, Receipt>,
+): Promise<{ checked: number; problem: string | null }> {
+  const recorded = [...receipts.values()]
+    .filter((r): r is Receipt & { chain: string } => r.chain !== undefined && r.seq < head)
+    .sort((a, b) => a.seq - b.seq);
+  if (recorded.length === 0) return { checked: 0, problem: null };
+  const { links } = await store.readChain(sessionId, 0, head);
+  let agreed: number | null = null;
+  for (const receipt of recorded) {
+    const stored = links[receipt.seq];
+    if (stored?.seq === receipt.seq && stored.chain === receipt.chain) {
+      agreed = receipt.seq;
+      continue;
+    }
+    return {
+      checked: recorded.length,
+      problem:
+        `seq ${receipt.seq}: the history recorded chain digest ${receipt.chain}, the store holds ${stored?.chain ?? 'none'}` +
+        ` (the log was rewritten at or before seq ${receipt.seq}${agreed !== null ? `, after seq ${agreed}` : ''})`,
+    };
+  }
+  return { checked: recorded.length, problem: null };
 }
 
 /** The result payloads of a local activity's marker (the SDK records one marker per local activity). */

@@ -7,6 +7,12 @@ export interface Receipt {
   readonly seq: number;
   readonly type: string;
   readonly digest: string;
+  /**
+   * The store's chain digest of this row, on the last receipt of an outcome only (the chain head then;
+   * it binds every row before it, and one per outcome keeps history small). Absent in histories recorded
+   * before the chain, on a row written before it, and when the worker did not learn it.
+   */
+  readonly chain?: string;
 }
 
 /** Every append activity returns the receipts of all events in [knownHead, head). */

@@ -238,6 +238,28 @@ describe('SessionCache (real SQLite)', () => {
     expect(store.fullReads('a')).toBe(2);
   });
 
+  it("receipts end with the store's chain head, whether the rows were appended here, read, or appended elsewhere", async () => {
+    const head = async (id: string) => (await store.inner.readChain(id)).links.at(-1)?.chain;
+    const cache = new SessionCache(store, { now });
+    const a = await cache.load('a'); // a full read
+    const loaded = cache.receiptsSince(a, a.head - 2);
+    expect(loaded.map((r) => r.chain)).toEqual([undefined, await head('a')]);
+    const before = a.head;
+    await cache.append(a, turnDrafts(3)); // appended through this cache
+    const appended = cache.receiptsSince(a, before);
+    expect(appended).toHaveLength(turnDrafts(3).length);
+    expect(appended.slice(0, -1).every((r) => r.chain === undefined)).toBe(true);
+    expect(appended.at(-1)?.chain).toBe(await head('a'));
+    // Another writer appends; the next load reads only those rows and learns their chain.
+    await new SessionCache(store, { now }).append(await new SessionCache(store).load('a'), turnDrafts(4));
+    const caught = await cache.load('a');
+    expect(caught.head).toBe(await store.inner.head('a'));
+    expect(cache.receiptsSince(caught, before).at(-1)?.chain).toBe(await head('a'));
+    // Staged events are not in the store yet: no chain is claimed for them.
+    cache.stage(caught, turnDrafts(5).slice(0, 1));
+    expect(cache.receiptsSince(caught, before).at(-1)?.chain).toBeUndefined();
+  });
+
   it('refuses limits that cannot bound anything', () => {
     expect(() => new SessionCache(store, { maxSessions: 0 })).toThrow(RangeError);
     expect(() => new SessionCache(store, { maxSessions: 1.5 })).toThrow(RangeError);
