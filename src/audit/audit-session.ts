@@ -1,6 +1,6 @@
 // The audit of one session, as a library function (the `dh audit` command and the tests call it): the
-// log loads and validates, every sent request re-derives to its recorded digest, requests stay
-// prefix-stable, cache reads match the simulation, and (with a Temporal client) the history mirrors the log.
+// log loads and validates, its hash chain (and MACs) verify, every sent request re-derives to its recorded
+// digest, requests stay prefix-stable, cache reads match, and (with a client) the history mirrors the log.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SessionEvent } from '../core/events.js';
 import { Session } from '../core/session.js';
@@ -8,7 +8,9 @@ import { checkHistoryMirror, type MirrorReport } from '../client/history-mirror.
 import type { ProviderProfile } from '../providers/provider-profiles.js';
 import type { ReadAttachment } from '../providers/wire-body.js';
 import type { PrefixCacheMode } from '../scripted-provider/prefix-cache.js';
+import type { LogKey } from '../stores/log-key.js';
 import type { SessionStore } from '../stores/session-store.js';
+import { auditChain, type ChainCheck } from './audit-chain.js';
 import type { AuditProfileSource } from './audit-profile.js';
 import { deriveSentRequests } from './derive-sent-requests.js';
 import { expectedCacheReads } from './expected-cache-reads.js';
@@ -23,6 +25,8 @@ export interface AuditOptions {
   readonly client?: Client;
   /** Reads image attachments of requests that carry images. */
   readonly readAttachment?: ReadAttachment;
+  /** DH_LOG_KEY: every row's MAC must verify under it. Without it the chain is checked, not the MACs. */
+  readonly logKey?: LogKey;
 }
 
 /** One row per recorded request: each `request/sent` (a step) and each `compact/summary` (a compaction). */
@@ -70,6 +74,8 @@ export interface AuditSummary {
   readonly log: { readonly ok: boolean; readonly problem: string | null };
   /** The events form a structurally valid log (a `Session` accepts them). */
   readonly structure: { readonly ok: boolean; readonly problem: string | null };
+  /** The hash chain (and, with a key, the MACs); null when the log did not load. */
+  readonly chain: ChainCheck | null;
   readonly digests: {
     readonly ok: number;
     /** Ids (`T.S`, `compact:<id>`) of requests whose re-derived digest differs from the recorded one. */
@@ -113,6 +119,12 @@ export async function auditSession(options: AuditOptions): Promise<AuditReport> 
     if (isCode(error, 'SESSION_NOT_FOUND')) throw error;
     log = { ok: false, problem: messageOf(error) };
     failures.push(`log: ${log.problem}`);
+  }
+
+  let chain: ChainCheck | null = null;
+  if (log.ok) {
+    chain = await auditChain(store, sessionId, events, options.logKey);
+    if (chain.broken !== null) failures.push(`chain: seq ${chain.broken.seq}: ${chain.broken.problem}`);
   }
 
   let structure: AuditSummary['structure'] = { ok: log.ok, problem: log.ok ? null : 'the log did not load' };
@@ -187,6 +199,7 @@ export async function auditSession(options: AuditOptions): Promise<AuditReport> 
       steps: events.filter((e) => e.type === 'step/start').length,
       log,
       structure,
+      chain,
       digests: { ok: rows.filter((r) => r.digestOk).length, mismatched, underivable },
       prefix: summarizePrefix(derived, verdicts),
       cache: {

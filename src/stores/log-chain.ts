@@ -134,6 +134,6 @@ function macProblem(verdict: Exclude<ReturnType<LogKey['check']>, { ok: true }>,
     case 'other-key':
       return `the row's MAC is under key id ${verdict.keyId}, not this DH_LOG_KEY's (${key.keyId})`;
     case 'mismatch':
-      return `the row's MAC does not verify under key id ${key.keyId}: the row or a row before it was rewritten`;
+      return `the row's MAC does not verify under key id ${key.keyId}: the row, or its MAC, was changed after the store wrote it`;
   }
 }

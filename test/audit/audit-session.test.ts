@@ -61,15 +61,18 @@ describe('auditSession', () => {
   it('fails on the first step whose request a consistently rewritten row changes', async () => {
     const { store, path } = open();
     await writeLog(store, 'tampered', await standardLog('tampered'));
-    tamperToolResult(path, 'tampered', true);
+    const seq = tamperToolResult(path, 'tampered', true);
     const report = await auditSession({ store, sessionId: 'tampered' });
     expect(report.ok).toBe(false);
-    expect(report.summary.log.ok).toBe(true); // the row loads: only re-derivation can see it
+    expect(report.summary.log.ok).toBe(true); // the row loads: the chain and re-derivation see it
     expect(report.summary.structure.ok).toBe(true);
     expect(report.rows.find((r) => r.id === '1.1')?.digestOk).toBe(true);
     expect(report.rows.find((r) => r.id === '1.2')?.digestOk).toBe(false);
     expect(report.summary.digests.mismatched[0]).toBe('1.2');
     expect(report.failures[0]).toMatch(
+      new RegExp(`^chain: seq ${seq}: the stored chain digest sha256:[0-9a-f]{64} does not follow`),
+    );
+    expect(report.failures[1]).toMatch(
       /^step 1\.2: the re-derived request has digest sha256:[0-9a-f]{64}, the log recorded/,
     );
   });

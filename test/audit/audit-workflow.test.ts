@@ -5,6 +5,7 @@ import { auditSession } from '../../src/audit/audit-session.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
 import { echoTool } from '../helpers/test-tools.js';
 import { startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
+import { forgeStoredRows } from '../helpers/forge-log.js';
 import { tamperToolResult } from './audited-log.js';
 
 const LONG = 'Background: '.concat('the quick brown fox jumps over the lazy dog. '.repeat(40));
@@ -52,6 +53,10 @@ describe('auditSession over a workflow-run session', () => {
     expect(report.rows.map((r) => r.id)).toEqual(['1.1', '2.1', '2.2', '3.1']);
     expect(report.rows.every((r) => r.profileSource === 'given')).toBe(true);
     expect(report.summary.mirror).toMatchObject({ status: 'ok', report: { ok: true } });
+    // The activities' receipts carried the store's chain heads, and the history agrees with them.
+    if (report.summary.mirror?.status !== 'ok') throw new Error('no mirror report');
+    expect(report.summary.mirror.report.chains).toBeGreaterThan(3);
+    expect(report.summary.chain).toMatchObject({ status: 'ok', unchained: null });
     expect(report.summary.prefix).toMatchObject({ ratio: 1, broken: [] });
     // The scripted provider runs the same simulator over the same bodies: predictions are exact.
     expect(report.rows.map((r) => r.expectedCacheRead)).toEqual(report.rows.map((r) => r.reportedCacheRead));
@@ -75,6 +80,26 @@ describe('auditSession over a workflow-run session', () => {
     expect(report.summary.digests.mismatched).toEqual(['1.2']);
     // The receipt in the history carries the original event digest: the mirror disagrees too.
     expect(report.summary.mirror).toMatchObject({ status: 'mismatch' });
+  });
+
+  it('catches in the history mirror an edited timestamp whose chain was recomputed, which offline it cannot', async () => {
+    const handle = await h.start('audited-retimed');
+    await handle.signal(followupSignal, { content: 'more please' });
+    await waitForTurnEnd(h.store, 'audited-retimed', 1);
+    const events = await h.store.read('audited-retimed');
+    const answer = events.find((e) => e.type === 'assistant/message');
+    if (answer === undefined) throw new Error('no answer');
+    // The digest leaves `at` out, so the history's digests still agree; only the chain covers it.
+    const forged = events.map((e) => (e.seq === answer.seq ? { ...e, at: e.at + 3_600_000 } : e));
+    forgeStoredRows(h.storePath, 'audited-retimed', forged, true);
+    const offline = await auditSession({ store: h.store, sessionId: 'audited-retimed' });
+    expect(offline.summary.chain).toMatchObject({ status: 'ok', keyId: null });
+    const report = await auditSession({ store: h.store, sessionId: 'audited-retimed', client: h.client });
+    expect(report.ok).toBe(false);
+    if (report.summary.mirror?.status !== 'mismatch') throw new Error(JSON.stringify(report.summary.mirror));
+    expect(report.summary.mirror.report.problem).toMatch(
+      /^seq \d+: the history recorded chain digest sha256:\w+, the store holds sha256:\w+ \(the log was rewritten at or before seq \d+, after seq \d+\)$/,
+    );
   });
 
   it('reports a session with no workflow as not mirrored, without failing', async () => {

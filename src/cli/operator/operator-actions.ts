@@ -146,6 +146,7 @@ export async function auditCommand(sessionId: string, options: { json?: boolean;
         sessionId,
         ...(profile !== undefined ? { profile } : {}),
         ...(temporal?.client ? { client: temporal.client } : {}),
+        ...(config.logKey !== undefined ? { logKey: config.logKey } : {}),
         readAttachment: readerFor(config),
       });
       if (options.json) await writeOut(`${JSON.stringify(report, null, 2)}\n`);

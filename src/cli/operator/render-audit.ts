@@ -1,5 +1,6 @@
 // The human form of an AuditReport (`dh audit`, `dh demo`): one row per sent request, then the
 // summary lines and the verdict with every failure.
+import type { ChainCheck } from '../../audit/audit-chain.js';
 import type { AuditReport, AuditStepRow, MirrorCheck } from '../../audit/audit-session.js';
 
 export function renderAuditReport(report: AuditReport): string {
@@ -11,6 +12,7 @@ export function renderAuditReport(report: AuditReport): string {
   );
   lines.push(`log: ${s.log.ok ? 'loads and validates' : `INVALID: ${s.log.problem ?? ''}`}`);
   if (s.log.ok) lines.push(`structure: ${s.structure.ok ? 'valid' : `INVALID: ${s.structure.problem ?? ''}`}`);
+  if (s.chain !== null) lines.push(...chainLines(s.chain));
   if (report.rows.length > 0) {
     lines.push('');
     lines.push(table(report.rows));
@@ -38,6 +40,26 @@ export function renderAuditReport(report: AuditReport): string {
     for (const failure of report.failures) lines.push(`  - ${failure}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+function chainLines(chain: ChainCheck): string[] {
+  const unchained =
+    chain.unchained === null
+      ? ''
+      : `; unchained ${chain.unchained.from}..${chain.unchained.to} (written before the chain existed, not covered)`;
+  const macs =
+    chain.keyId !== null ? `, every MAC verifies under key id ${chain.keyId}` : ', MACs not checked (no DH_LOG_KEY)';
+  const anchor =
+    chain.anchor === 'fork-parent-checked'
+      ? ', fork anchor matches the parent'
+      : chain.anchor === 'root'
+        ? ', root anchor'
+        : '';
+  const head =
+    chain.broken !== null
+      ? `chain: BROKEN at seq ${chain.broken.seq}: ${chain.broken.problem}`
+      : `chain: ${chain.links - (chain.unchained === null ? 0 : chain.unchained.to + 1)} link(s) recompute${anchor}${macs}${unchained}`;
+  return [head, ...chain.limits.map((limit) => `  not detected: ${limit}`)];
 }
 
 function table(rows: readonly AuditStepRow[]): string {
@@ -69,7 +91,7 @@ function mirrorText(mirror: MirrorCheck | null): string {
   switch (mirror.status) {
     case 'ok':
       return (
-        `ok (${mirror.report.runs} run(s), ${mirror.report.receipts} receipt(s)` +
+        `ok (${mirror.report.runs} run(s), ${mirror.report.receipts} receipt(s), ${mirror.report.chains} chain head(s)` +
         `${mirror.report.uncoveredPrefix > 0 ? `, seqs 0..${mirror.report.uncoveredPrefix - 1} predate the workflow` : ''})`
       );
     case 'mismatch':
