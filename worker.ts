@@ -17,7 +17,7 @@ import { openDeltaChannel } from './src/streaming/open-delta-channel.js';
 import { apiKeyFromEnv, resolveProfile } from './src/providers/provider-profiles.js';
 import { openSessionStore } from './src/stores/open-session-store.js';
 import { createBuiltinTools } from './src/tools/builtin-tools.js';
-import { dataConverterFromEnv } from './src/codec/aes-gcm-codec.js';
+import { workerDataConverterFromEnv } from './src/codec/aes-gcm-codec.js';
 import { createSessionWorker, type SessionWorker } from './src/worker/create-session-worker.js';
 
 /** The default plugin list of a worker; embedders compose their own from the same pieces. */
@@ -69,7 +69,8 @@ export async function startWorker(
       ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
     },
   });
-  const dataConverter = dataConverterFromEnv();
+  // The worker's converter: an undecryptable signal or update is refused by the session, not a stuck task.
+  const dataConverter = workerDataConverterFromEnv();
   const worker = await createSessionWorker({
     ...(dataConverter ? { dataConverter } : {}),
     ...(tls !== undefined ? { tls } : {}),

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { RawValue } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import { SessionClient } from '../src/client/session-client.js';
 import type { SessionEvent } from '../src/core/index.js';
@@ -18,6 +19,7 @@ import { resolveTemporalCli } from '../src/local-stack/temporal-cli.js';
 import type { Script } from '../src/scripted-provider/script.js';
 import {
   closeSignal,
+  compactUpdate,
   followupSignal,
   injectSignal,
   interruptSignal,
@@ -61,6 +63,9 @@ const turnEnds = (events: readonly SessionEvent[]) =>
 function expectThat(condition: boolean, what: string): void {
   if (!condition) throw new Error(`scenario check failed: ${what}`);
 }
+/** An argument sent as this payload, as is (the client's converter passes a RawValue through). */
+const rawPayload = (encoding: string, data: Uint8Array): RawValue =>
+  RawValue.fromPayload({ metadata: { encoding: Buffer.from(encoding) }, data });
 
 // Every scenario has its own trigger words, so the shared provider's replies cannot cross over.
 const SCRIPT: Script = {
@@ -107,6 +112,7 @@ const SCRIPT: Script = {
     { match: { lastUserContains: 'via signal' }, text: 'hello again' },
     { match: { lastUserContains: 'carry on' }, text: 'first run' },
     { match: { lastUserContains: 'after the carry' }, text: 'second run' },
+    { match: { lastUserContains: 'past the poison' }, text: 'unharmed' },
   ],
 };
 
@@ -257,6 +263,30 @@ const SCENARIOS: readonly Scenario[] = [
       await waitForState(handle, (s) => s.rejectedSignals === 2);
       await handle.signal(followupSignal, { content: 'still alive?' });
       await waitForTurnEnd(rt.store, id, 1);
+      return handle;
+    },
+  },
+  {
+    // Payloads the workflow cannot decode, refused in its handlers (raw signal and update arguments):
+    // a replay must refuse them again, never fail on them.
+    name: 'poison-payloads',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, rawPayload('weird/enc', Buffer.from('{"content":"alpha"}')));
+      await handle.signal(steerSignal, rawPayload('json/plain', Buffer.from([0xd7, 0x6d, 0xf8])));
+      // (No inject: the replay test's incompatible variant drops injects and expects each fixture with one to fail.)
+      await handle.signal(followupSignal, rawPayload('binary/protobuf', Buffer.from([0x0a, 0x01, 0x78])));
+      await handle
+        .executeUpdate(compactUpdate, { args: [rawPayload('json/protobuf', Buffer.from('{}')) as never] })
+        .then(
+          () => expectThat(false, 'the poison compact request is refused'),
+          () => undefined,
+        );
+      await handle.signal(interruptSignal, rawPayload('weird/enc', Buffer.from('x')));
+      await waitForState(handle, (s) => s.rejectedSignals === 3);
+      await handle.signal(followupSignal, { content: 'past the poison' });
+      const events = await waitForTurnEnd(rt.store, id, 1);
+      expectThat(turnEnds(events).join() === '1:completed', 'the valid followup runs a turn');
       return handle;
     },
   },

@@ -2,9 +2,10 @@
 // the server (so history, signals and activity inputs/results are ciphertext at rest), and that lets
 // payloads it did not encode through on decode (plain JSON from the `temporal` CLI or an older client).
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
+import type { DataConverter, Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { DhError } from '../core/errors.js';
+import { UNDECRYPTABLE_ENCODING, UNDECRYPTABLE_REASON_METADATA } from '../shared/undecryptable-payload.js';
 
 /** `metadata.encoding` of a payload this codec sealed. */
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
@@ -44,6 +45,14 @@ export interface AesGcmCodecOptions {
   readonly key: Uint8Array;
   /** Retired keys, accepted on decode only. */
   readonly previousKeys?: readonly Uint8Array[];
+  /**
+   * What decode does with a sealed payload it cannot open (an unknown key id, a bad tag): `throw` (the
+   * default), or `mark` — a worker's choice — to hand back a marker payload (encoding
+   * `dh/undecryptable`, the reason in `dh-reason`) when the payload is a workflow's input (a decode
+   * with a workflow serialization context). The session workflow refuses that message by the reason;
+   * a throw there would fail every workflow task of the session. Everything else still throws.
+   */
+  readonly onUndecryptable?: 'throw' | 'mark';
 }
 
 /**
@@ -57,8 +66,10 @@ export class AesGcmPayloadCodec implements PayloadCodec {
   readonly keyId: string;
   private readonly key: Buffer;
   private readonly keys: ReadonlyMap<string, Buffer>;
+  private readonly onUndecryptable: 'throw' | 'mark';
 
   constructor(options: AesGcmCodecOptions) {
+    this.onUndecryptable = options.onUndecryptable ?? 'throw';
     this.key = checkKeyLength(options.key, 'the payload key');
     this.keyId = keyIdOf(this.key);
     const keys = new Map<string, Buffer>([[this.keyId, this.key]]);
@@ -73,9 +84,26 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     return settle(() => payloads.map((payload) => this.seal(payload)));
   }
 
-  /** Opens what this codec (or a previous key) sealed; any other payload passes through unchanged. */
-  decode(payloads: Payload[]): Promise<Payload[]> {
-    return settle(() => payloads.map((payload) => (isSealed(payload) ? this.open(payload) : payload)));
+  /**
+   * Opens what this codec (or a previous key) sealed; any other payload passes through unchanged. One it
+   * cannot open throws, or becomes the undecryptable marker (see `onUndecryptable`).
+   */
+  decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    // Only a workflow's own inputs (signal and update arguments among them) are marked: an activity's
+    // input or result that cannot be opened must fail loudly, and a client must see the error.
+    const mark = this.onUndecryptable === 'mark' && context?.type === 'workflow';
+    return settle(() =>
+      payloads.map((payload) => {
+        if (!isSealed(payload)) return payload;
+        if (!mark) return this.open(payload);
+        try {
+          return this.open(payload);
+        } catch (error) {
+          if (!(error instanceof PayloadCodecError)) throw error;
+          return undecryptableMarker(error);
+        }
+      }),
+    );
   }
 
   private seal(payload: Payload): Payload {
@@ -122,13 +150,33 @@ export class AesGcmPayloadCodec implements PayloadCodec {
         { keyId },
       );
     }
-    const inner = PayloadMessage.decode(plain);
+    let inner: proto.temporal.api.common.v1.Payload;
+    try {
+      inner = PayloadMessage.decode(plain);
+    } catch {
+      throw new PayloadCodecError(
+        PayloadCodecErrorCode.Undecryptable,
+        `an encrypted payload (key id "${keyId}") opens to bytes that are not a payload`,
+        { keyId },
+      );
+    }
     return {
       metadata: inner.metadata,
       data: inner.data,
       ...(inner.externalPayloads.length > 0 ? { externalPayloads: inner.externalPayloads } : {}),
     };
   }
+}
+
+/** The payload decode hands a workflow in place of one it cannot open: the error's message, no key material. */
+function undecryptableMarker(error: PayloadCodecError): Payload {
+  return {
+    metadata: {
+      encoding: utf8(UNDECRYPTABLE_ENCODING),
+      [UNDECRYPTABLE_REASON_METADATA]: utf8(`${error.code}: ${error.message}`),
+    },
+    data: new Uint8Array(),
+  };
 }
 
 /** The synchronous work as a promise (a throw becomes a rejection). */
@@ -181,7 +229,10 @@ export function parsePayloadKey(value: string, name = PAYLOAD_KEY_ENV): Uint8Arr
  * The codec configured by the environment: `DH_PAYLOAD_KEY` (and optionally `DH_PAYLOAD_KEY_PREVIOUS`),
  * or undefined when no key is set (payloads are then stored as plain JSON). A bad key throws.
  */
-export function payloadCodecFromEnv(env: NodeJS.ProcessEnv = process.env): AesGcmPayloadCodec | undefined {
+export function payloadCodecFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  options: Pick<AesGcmCodecOptions, 'onUndecryptable'> = {},
+): AesGcmPayloadCodec | undefined {
   const value = env[PAYLOAD_KEY_ENV];
   if (value === undefined || value.trim() === '') return undefined;
   const previous = (env[PREVIOUS_PAYLOAD_KEYS_ENV] ?? '')
@@ -189,15 +240,25 @@ export function payloadCodecFromEnv(env: NodeJS.ProcessEnv = process.env): AesGc
     .map((part) => part.trim())
     .filter((part) => part !== '')
     .map((part, i) => parsePayloadKey(part, `${PREVIOUS_PAYLOAD_KEYS_ENV} (entry ${i + 1})`));
-  return new AesGcmPayloadCodec({ key: parsePayloadKey(value), previousKeys: previous });
+  return new AesGcmPayloadCodec({ key: parsePayloadKey(value), previousKeys: previous, ...options });
 }
 
 /**
- * The data converter for workers and clients (`createSessionWorker({ dataConverter })`,
- * `new Client({ dataConverter })`): the codec from the environment, or undefined for the SDK's default.
+ * The data converter for clients (`new Client({ dataConverter })`): the codec from the environment, or
+ * undefined for the SDK's default. A payload it cannot open throws.
  */
 export function dataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
   const codec = payloadCodecFromEnv(env);
+  return codec ? { payloadCodecs: [codec] } : undefined;
+}
+
+/**
+ * The data converter for a worker (`createSessionWorker({ dataConverter })`): as `dataConverterFromEnv`,
+ * but a signal or update argument it cannot open reaches the workflow as the undecryptable marker, which
+ * refuses that message (`onUndecryptable: 'mark'`), instead of failing every workflow task of the session.
+ */
+export function workerDataConverterFromEnv(env: NodeJS.ProcessEnv = process.env): DataConverter | undefined {
+  const codec = payloadCodecFromEnv(env, { onUndecryptable: 'mark' });
   return codec ? { payloadCodecs: [codec] } : undefined;
 }
 

@@ -45,7 +45,9 @@ export interface SessionWorkerOptions {
   readonly toolConcurrency?: number;
   /**
    * How payloads are converted and encoded (e.g. `{ payloadCodecs: [codec] }` to encrypt them). Every
-   * client of these sessions needs the same codecs; codecs run outside the workflow sandbox.
+   * client of these sessions needs the same codecs; codecs run outside the workflow sandbox. With the
+   * AES-GCM codec, give the worker `workerDataConverterFromEnv()` (or `onUndecryptable: 'mark'`): a
+   * signal or update it cannot decrypt is then refused by the session instead of failing its tasks.
    */
   readonly dataConverter?: DataConverter;
   /**

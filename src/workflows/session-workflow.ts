@@ -26,20 +26,12 @@ import type {
   QueuedRef,
 } from '../shared/activity-contracts.js';
 import {
-  closeSignal,
-  followupSignal,
-  injectSignal,
-  interruptSignal,
   MessageSignalPayload,
   payloadProblem,
-  approveUpdate,
   ApprovePayload,
-  compactUpdate,
   CompactPayload,
-  sendUpdate,
   SendUpdatePayload,
   stateQuery,
-  steerSignal,
   type SendReceipt,
   type SessionStateView,
   type SessionStatus,
@@ -57,6 +49,18 @@ import {
   sessionActivities as sessionProxy,
   toolActivities as toolProxy,
 } from './activity-proxies.js';
+import { decodeRawArguments } from './decode-raw-arguments.js';
+import {
+  rawApproveUpdate,
+  rawCloseSignal,
+  rawCompactUpdate,
+  rawFollowupSignal,
+  rawInjectSignal,
+  rawInterruptSignal,
+  rawSendUpdate,
+  rawSteerSignal,
+  type RawArguments,
+} from './raw-message-definitions.js';
 import {
   SESSION_STATUS_ATTRIBUTE,
   SESSION_TOKENS_ATTRIBUTE,
@@ -148,29 +152,47 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     lastRejection = `${signal}: ${problem}`.slice(0, MAX_REJECTION_CHARS);
   };
 
+  // Every signal and update arrives raw (raw-message-definitions.ts): a payload the workflow cannot
+  // decode is refused here, never thrown where it would fail the workflow task.
   const messageSignal =
-    (name: string, target: InboxTarget, wakeup: boolean, origin: MessageOrigin) => (raw: unknown) => {
+    (name: string, target: InboxTarget, wakeup: boolean, origin: MessageOrigin) =>
+    (...args: RawArguments): void => {
       if (closing) return reject(name, 'the session is closing');
-      const parsed = MessageSignalPayload.safeParse(raw);
+      const decoded = decodeRawArguments(args);
+      if (!decoded.ok) return reject(name, decoded.problem);
+      const parsed = MessageSignalPayload.safeParse(decoded.first);
       if (!parsed.success) return reject(name, payloadProblem(parsed.error));
       accept(parsed.data, target, wakeup, origin);
     };
-  setHandler(followupSignal, messageSignal('followup', 'next-turn', true, 'followup'));
-  setHandler(steerSignal, messageSignal('steer', 'next-step', true, 'steer'));
-  setHandler(injectSignal, messageSignal('inject', 'next-step', false, 'inject'));
-  setHandler(interruptSignal, () => {
+  setHandler(rawFollowupSignal, messageSignal('followup', 'next-turn', true, 'followup'));
+  setHandler(rawSteerSignal, messageSignal('steer', 'next-step', true, 'steer'));
+  setHandler(rawInjectSignal, messageSignal('inject', 'next-step', false, 'inject'));
+  // `interrupt` and `close` take no payload: whatever they carry is never decoded, so it cannot stop them.
+  setHandler(rawInterruptSignal, () => {
     if (status !== 'running' || aborting) return;
     aborting = true;
     status = 'aborting';
     activeScope?.cancel();
   });
-  setHandler(closeSignal, () => {
+  setHandler(rawCloseSignal, () => {
     closing = true;
   });
+
+  /** An update's payload, decoded and parsed; a failure is the update's INVALID_PAYLOAD refusal. */
+  const updatePayload = <T>(what: string, schema: z.ZodType<T>, args: RawArguments): T => {
+    const decoded = decodeRawArguments(args);
+    if (!decoded.ok) throw ApplicationFailure.nonRetryable(`invalid ${what}: ${decoded.problem}`, 'INVALID_PAYLOAD');
+    const parsed = schema.safeParse(decoded.first);
+    if (!parsed.success) {
+      throw ApplicationFailure.nonRetryable(`invalid ${what}: ${payloadProblem(parsed.error)}`, 'INVALID_PAYLOAD');
+    }
+    return parsed.data;
+  };
+  // Each handler decodes its payload again: a validator does not run on replay.
   setHandler(
-    sendUpdate,
-    (payload) => {
-      const parsed = SendUpdatePayload.parse(payload);
+    rawSendUpdate,
+    (...args: RawArguments) => {
+      const parsed = updatePayload('send', SendUpdatePayload, args);
       const origin: MessageOrigin = parsed.target === 'next-turn' ? 'followup' : parsed.wakeup ? 'steer' : 'inject';
       return accept(
         parsed,
@@ -180,16 +202,13 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       );
     },
     {
-      validator: (payload) => {
-        const parsed = SendUpdatePayload.safeParse(payload);
-        if (!parsed.success) {
-          throw ApplicationFailure.nonRetryable(`invalid send: ${payloadProblem(parsed.error)}`, 'INVALID_PAYLOAD');
-        }
+      validator: (...args: RawArguments) => {
+        const parsed = updatePayload('send', SendUpdatePayload, args);
         if (closing) throw ApplicationFailure.nonRetryable(`session "${sessionId}" is closing`, 'SESSION_CLOSED');
         const turnNow = status === 'idle' ? lastTurn : currentTurn;
-        if (parsed.data.expectedTurn !== undefined && parsed.data.expectedTurn !== turnNow) {
+        if (parsed.expectedTurn !== undefined && parsed.expectedTurn !== turnNow) {
           throw ApplicationFailure.nonRetryable(
-            `expected turn ${parsed.data.expectedTurn}, the session is at turn ${turnNow}`,
+            `expected turn ${parsed.expectedTurn}, the session is at turn ${turnNow}`,
             'TURN_PRECONDITION_FAILED',
           );
         }
@@ -197,9 +216,9 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     },
   );
   setHandler(
-    approveUpdate,
-    (payload) => {
-      const parsed = ApprovePayload.parse(payload);
+    rawApproveUpdate,
+    (...args: RawArguments) => {
+      const parsed = updatePayload('approval', ApprovePayload, args);
       approvals.set(parsed.callId, {
         callId: parsed.callId,
         decision: parsed.decision,
@@ -209,15 +228,12 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       return { callId: parsed.callId, decision: parsed.decision };
     },
     {
-      validator: (payload) => {
-        const parsed = ApprovePayload.safeParse(payload);
-        if (!parsed.success) {
-          throw ApplicationFailure.nonRetryable(`invalid approval: ${payloadProblem(parsed.error)}`, 'INVALID_PAYLOAD');
-        }
+      validator: (...args: RawArguments) => {
+        const parsed = updatePayload('approval', ApprovePayload, args);
         // One decision per call: a second one (or one for a call nobody asked about) is refused.
-        if (pendingApproval?.callId !== parsed.data.callId || approvals.has(parsed.data.callId)) {
+        if (pendingApproval?.callId !== parsed.callId || approvals.has(parsed.callId)) {
           throw ApplicationFailure.nonRetryable(
-            `no tool call "${parsed.data.callId}" is waiting for approval`,
+            `no tool call "${parsed.callId}" is waiting for approval`,
             'NO_PENDING_APPROVAL',
           );
         }
@@ -225,20 +241,14 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     },
   );
   setHandler(
-    compactUpdate,
-    (payload) => {
-      compactRequested = CompactPayload.parse(payload)?.prune ? 'prune' : 'summary';
+    rawCompactUpdate,
+    (...args: RawArguments) => {
+      compactRequested = updatePayload('compact request', CompactPayload, args)?.prune ? 'prune' : 'summary';
       return { accepted: true as const };
     },
     {
-      validator: (payload) => {
-        const parsed = CompactPayload.safeParse(payload);
-        if (!parsed.success) {
-          throw ApplicationFailure.nonRetryable(
-            `invalid compact request: ${payloadProblem(parsed.error)}`,
-            'INVALID_PAYLOAD',
-          );
-        }
+      validator: (...args: RawArguments) => {
+        updatePayload('compact request', CompactPayload, args);
         if (closing) throw ApplicationFailure.nonRetryable(`session "${sessionId}" is closing`, 'SESSION_CLOSED');
       },
     },

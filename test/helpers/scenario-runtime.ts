@@ -54,6 +54,8 @@ export interface ScenarioRuntimeOptions {
   readonly apiKey?: string;
   /** Handed to the worker and the client alike (e.g. a payload codec). */
   readonly dataConverter?: DataConverter;
+  /** The worker's own converter when it differs from the client's (e.g. a codec that marks what it cannot open). */
+  readonly workerDataConverter?: DataConverter;
   /** OpenTelemetry for the worker (its plugin joins the plugin list). */
   readonly telemetry?: Telemetry;
 }
@@ -109,12 +111,13 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
     const taskQueue = options.taskQueue ?? `scenario-${process.pid}-${++counter}-${Date.now()}`;
     const tools = new Map((options.tools ?? []).map((t) => [t.schema.name, t]));
     const plugins = options.telemetry ? [...(options.plugins ?? []), options.telemetry.plugin] : options.plugins;
+    const workerConverter = options.workerDataConverter ?? options.dataConverter;
     const worker = await createSessionWorker({
       address: options.address,
       namespace: options.namespace,
       taskQueue,
       ...(options.workflowBundlePath !== undefined ? { workflowBundlePath: options.workflowBundlePath } : {}),
-      ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
+      ...(workerConverter !== undefined ? { dataConverter: workerConverter } : {}),
       ...(options.telemetry !== undefined ? { telemetry: options.telemetry } : {}),
       runtime: {
         store,

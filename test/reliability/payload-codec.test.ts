@@ -1,11 +1,12 @@
 // Payload encryption end to end: a worker and a client sharing the AES-256-GCM codec run a session whose
 // history holds only ciphertext; a plain-JSON signal from the `temporal` CLI still gets through; and the
-// codec server decodes that history for the Web UI and for the CLI's `--codec-endpoint`.
+// codec server decodes that history for the Web UI and for the CLI's `--codec-endpoint`. A signal or update
+// the worker cannot decrypt (an unknown key, a bad tag) is refused by the session, never a failed task.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Payload } from '@temporalio/common';
+import type { Payload, SerializationContext } from '@temporalio/common';
 import type { WorkflowHandle } from '@temporalio/client';
 import {
   AesGcmPayloadCodec,
@@ -15,11 +16,13 @@ import {
   dataConverterFromEnv,
   parsePayloadKey,
   payloadCodecFromEnv,
+  workerDataConverterFromEnv,
 } from '../../src/codec/aes-gcm-codec.js';
 import { startCodecServer, type CodecServer } from '../../src/codec/codec-server.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import type { EventOf, SessionEvent } from '../../src/core/index.js';
 import { followupSignal, sendUpdate, sessionWorkflowId, stateQuery } from '../../src/shared/session-messages.js';
+import { UNDECRYPTABLE_ENCODING, UNDECRYPTABLE_REASON_METADATA } from '../../src/shared/undecryptable-payload.js';
 import { historyToJSONObject } from '../helpers/scenario-runtime.js';
 import { echoTool } from '../helpers/test-tools.js';
 import {
@@ -104,6 +107,69 @@ describe('the AES-256-GCM payload codec', () => {
     const rotated = new AesGcmPayloadCodec({ key: randomBytes(32), previousKeys: [key] });
     const [opened] = await rotated.decode([sealed as Payload]);
     expect(JSON.parse(utf8(opened?.data))).toBe('x');
+  });
+
+  it("with onUndecryptable 'mark', a workflow's input it cannot open becomes a marker; activity payloads and clients still throw", async () => {
+    const marking = new AesGcmPayloadCodec({ key, onUndecryptable: 'mark' });
+    const stranger = new AesGcmPayloadCodec({ key: randomBytes(32) });
+    const plain = jsonPayload({ content: MARK });
+    const [foreign] = (await stranger.encode([plain])) as [Payload];
+    const [sealed] = (await codec.encode([plain])) as [Payload];
+    const tampered = { ...sealed, data: Buffer.from(sealed.data ?? []) };
+    tampered.data[tampered.data.length - 1] = (tampered.data.at(-1) ?? 0) ^ 1; // the tag's last byte
+    // The contexts the SDK passes: a workflow's own payloads (start input, signal, update, query
+    // arguments); an activity's input (activity worker) or result (workflow worker); none at all.
+    const workflow: SerializationContext = { type: 'workflow', namespace: 'default', workflowId: 'session-x' };
+    const activity: SerializationContext = {
+      type: 'activity',
+      namespace: 'default',
+      workflowId: 'session-x',
+      activityId: '1',
+      isLocal: false,
+    };
+
+    const [unknownKey, badTag, opened, passed] = await marking.decode([foreign, tampered, sealed, plain], workflow);
+    const reason = (p: Payload | undefined) => utf8(p?.metadata?.[UNDECRYPTABLE_REASON_METADATA]);
+    expect(utf8(unknownKey?.metadata?.encoding)).toBe(UNDECRYPTABLE_ENCODING);
+    expect(reason(unknownKey)).toMatch(
+      new RegExp(`^PAYLOAD_KEY_UNKNOWN: a payload is encrypted with key id "${stranger.keyId}", which this codec`),
+    );
+    expect(utf8(badTag?.metadata?.encoding)).toBe(UNDECRYPTABLE_ENCODING);
+    expect(reason(badTag)).toBe(
+      `PAYLOAD_UNDECRYPTABLE: an encrypted payload (key id "${codec.keyId}") fails authentication: it was altered, or sealed under another key with the same id`,
+    );
+    for (const marker of [unknownKey, badTag]) {
+      expect(marker?.data).toHaveLength(0);
+      expect(reason(marker)).not.toContain(key.toString('base64'));
+      expect(reason(marker)).not.toContain(key.toString('hex'));
+    }
+    expect(JSON.parse(utf8(opened?.data))).toEqual({ content: MARK });
+    expect(passed).toBe(plain);
+
+    // An activity's payload, a decode without context, and a client's codec (no `mark`) still throw.
+    await expect(marking.decode([foreign], activity)).rejects.toMatchObject({ code: PayloadCodecErrorCode.UnknownKey });
+    await expect(marking.decode([tampered], { ...activity, isLocal: true })).rejects.toMatchObject({
+      code: PayloadCodecErrorCode.Undecryptable,
+    });
+    await expect(marking.decode([foreign])).rejects.toMatchObject({ code: PayloadCodecErrorCode.UnknownKey });
+    await expect(codec.decode([tampered], workflow)).rejects.toMatchObject({
+      code: PayloadCodecErrorCode.Undecryptable,
+    });
+
+    // From the environment: the worker's converter marks, the clients' throws.
+    const env = { DH_PAYLOAD_KEY: key.toString('base64') };
+    const [workerCodec] = workerDataConverterFromEnv(env)?.payloadCodecs ?? [];
+    const [clientCodec] = dataConverterFromEnv(env)?.payloadCodecs ?? [];
+    expect(utf8((await workerCodec?.decode([foreign], workflow))?.[0]?.metadata?.encoding)).toBe(
+      UNDECRYPTABLE_ENCODING,
+    );
+    await expect(workerCodec?.decode([foreign], activity)).rejects.toMatchObject({
+      code: PayloadCodecErrorCode.UnknownKey,
+    });
+    await expect(clientCodec?.decode([foreign], workflow)).rejects.toMatchObject({
+      code: PayloadCodecErrorCode.UnknownKey,
+    });
+    expect(workerDataConverterFromEnv({})).toBeUndefined();
   });
 
   it('reads its key from DH_PAYLOAD_KEY, with a clear error for a bad one', () => {
@@ -311,4 +377,140 @@ describe('an encrypted session on a real Temporal server', () => {
     expect(decoded).toContain(JSON.stringify({ content: `${MARK} plan: call echo` }));
     expect(decoded.some((data) => data.includes(`${MARK} note by update`))).toBe(true); // the update's input
   });
+});
+
+describe('signals and updates the worker cannot decrypt, sent by the `temporal` CLI (real Temporal)', () => {
+  const key = randomBytes(32);
+  /** The client's codec throws on what it cannot open; the worker's marks a workflow's inputs. */
+  const clientCodec = new AesGcmPayloadCodec({ key });
+  const workerCodec = new AesGcmPayloadCodec({ key, onUndecryptable: 'mark' });
+  const stranger = new AesGcmPayloadCodec({ key: randomBytes(32) });
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({
+      dataConverter: { payloadCodecs: [clientCodec] },
+      workerDataConverter: { payloadCodecs: [workerCodec] },
+      script: { mode: 'match', replies: [{ match: { lastUserContains: 'still alive' }, text: 'yes', repeat: 100 }] },
+    });
+  });
+  afterAll(async () => h?.stop());
+
+  /** Runs the `temporal` CLI; resolves with its exit code and output, its logfmt quotes unescaped. */
+  const temporal = async (...args: string[]): Promise<{ code: number; output: string }> => {
+    const full = [...args, '--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace')];
+    try {
+      const { stdout, stderr } = await run(inject('temporalCliPath'), full, { timeout: 30_000 });
+      return { code: 0, output: `${stdout}${stderr}`.replaceAll('\\"', '"') };
+    } catch (error) {
+      const failed = error as { code?: number; stdout?: string; stderr?: string };
+      return {
+        code: typeof failed.code === 'number' ? failed.code : -1,
+        output: `${failed.stdout}${failed.stderr}`.replaceAll('\\"', '"'),
+      };
+    }
+  };
+
+  /** The CLI flags that send `payload` as it is (an encrypted payload built here). */
+  const sealedFlags = (payload: Payload): string[] => [
+    '--input-meta',
+    `encoding=${utf8(payload.metadata?.encoding)}`,
+    '--input-meta',
+    `${KEY_ID_METADATA}=${utf8(payload.metadata?.[KEY_ID_METADATA])}`,
+    '--input-base64',
+    '--input',
+    Buffer.from(payload.data ?? []).toString('base64'),
+  ];
+
+  /** The two poisons for a JSON body: sealed under a key the worker does not hold; sealed right, tag altered. */
+  const poisons = async (body: unknown): Promise<Array<{ what: string; payload: Payload; reason: string }>> => {
+    const [foreign] = (await stranger.encode([jsonPayload(body)])) as [Payload];
+    const [sealed] = (await clientCodec.encode([jsonPayload(body)])) as [Payload];
+    const data = Buffer.from(sealed.data ?? []);
+    data[data.length - 1] = (data.at(-1) ?? 0) ^ 1;
+    return [
+      {
+        what: 'an unknown key',
+        payload: foreign,
+        reason: `payload cannot be decrypted: PAYLOAD_KEY_UNKNOWN: a payload is encrypted with key id "${stranger.keyId}", which this codec does not hold`,
+      },
+      {
+        what: 'a bad tag',
+        payload: { ...sealed, data },
+        reason: `payload cannot be decrypted: PAYLOAD_UNDECRYPTABLE: an encrypted payload (key id "${clientCodec.keyId}") fails authentication`,
+      },
+    ];
+  };
+
+  const failedWorkflowTasks = async (handle: WorkflowHandle): Promise<number> =>
+    ((await handle.fetchHistory()).events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+
+  const open = async (sessionId: string): Promise<WorkflowHandle> => {
+    const handle = await h.start(sessionId);
+    await waitForState(handle, (s) => s.head > 0);
+    return handle;
+  };
+
+  /** A valid (encrypted) followup runs turn `turn` to completion. */
+  const expectStillUsable = async (handle: WorkflowHandle, sessionId: string, turn: number) => {
+    await handle.signal(followupSignal, { content: `still alive (${turn})?` });
+    const events = await waitForTurnEnd(h.store, sessionId, turn);
+    expect(ofType(events, 'turn/end').at(-1)).toMatchObject({ turn, reason: 'completed' });
+  };
+
+  it.each(['followup', 'steer', 'inject'])(
+    'signal %s: refused and counted, naming the key problem; no failed workflow task; the session goes on',
+    async (name) => {
+      const sessionId = `undecryptable-${name}`;
+      const handle = await open(sessionId);
+      for (const [i, poison] of (await poisons({ content: `${MARK} poison` })).entries()) {
+        const sent = await temporal(
+          'workflow',
+          'signal',
+          '--workflow-id',
+          sessionWorkflowId(sessionId),
+          '--name',
+          name,
+          ...sealedFlags(poison.payload),
+        );
+        expect(sent, poison.what).toMatchObject({ code: 0 });
+        const state = await waitForState(handle, (s) => s.rejectedSignals === i + 1);
+        expect(state.lastRejection?.startsWith(`${name}: ${poison.reason}`), String(state.lastRejection)).toBe(true);
+        expect(await failedWorkflowTasks(handle), poison.what).toBe(0);
+        await expectStillUsable(handle, sessionId, i + 1);
+      }
+      expect(JSON.stringify(await h.store.read(sessionId))).not.toContain(MARK);
+    },
+  );
+
+  it.each([
+    ['send', 'send', { content: `${MARK} poison`, target: 'next-turn', wakeup: true }],
+    ['approve', 'approval', { callId: 'c1', decision: 'approve' }],
+    ['compact', 'compact request', { prune: true }],
+  ] as const)(
+    'update %s: refused with INVALID_PAYLOAD naming the key problem; nothing in history; the session goes on',
+    async (name, what, body) => {
+      const sessionId = `undecryptable-update-${name}`;
+      const handle = await open(sessionId);
+      for (const [i, poison] of (await poisons(body)).entries()) {
+        const refused = await temporal(
+          'workflow',
+          'update',
+          'execute',
+          '--workflow-id',
+          sessionWorkflowId(sessionId),
+          '--name',
+          name,
+          ...sealedFlags(poison.payload),
+        );
+        expect(refused.code, poison.what).not.toBe(0);
+        expect(refused.output, poison.what).toContain(`unable to update workflow: invalid ${what}: ${poison.reason}`);
+        expect(refused.output, poison.what).toContain('(type: INVALID_PAYLOAD, retryable: false)');
+        const events = (await handle.fetchHistory()).events ?? [];
+        expect(events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(0);
+        expect(await failedWorkflowTasks(handle), poison.what).toBe(0);
+        await expectStillUsable(handle, sessionId, i + 1);
+      }
+    },
+  );
 });
