@@ -94,6 +94,10 @@ describe('dh fork and dh resume on a real worker', () => {
       parent: { sessionId: 'parent', seedLength: at },
     });
     expect(seeded[at]).toMatchObject({ type: 'session/seed-end', seq: at });
+    // The fork's chain starts from the parent's chain digest where the seed ends.
+    const forkPoint = (await store.readChain('parent', at - 1, at)).links[0]?.chain;
+    expect(forkPoint).toMatch(/^sha256:/);
+    expect((await store.readChain('child')).anchor).toBe(forkPoint);
 
     await sessions.followup('child', 'Continue on the fork.');
     const events = await waitForTurnEnd('child', 2);
@@ -111,6 +115,7 @@ describe('dh fork and dh resume on a real worker', () => {
     expect(audit.code, describeRun(audit)).toBe(0);
     expect(audit.stdout).toContain(`history mirror: ok (1 run(s), `);
     expect(audit.stdout).toContain(`seqs 0..${at} predate the workflow`);
+    expect(audit.stdout).toMatch(/^chain: \d+ link\(s\) recompute, fork anchor matches the parent, /m);
     // The parent is untouched.
     expect(await store.read('parent')).toEqual(parent);
   }, 90_000);

@@ -22,10 +22,10 @@ export const FORGERIES: readonly Forgery[] = [
     forge: (events) => events.map((e) => (e.seq === 14 ? ({ ...e, content: 'forged answer' } as SessionEvent) : e)),
   },
   {
-    // The request/sent of step 2.1 goes, and every later row moves up one seq.
+    // One of the two user messages of step 2.1 goes, and every later row moves up one seq.
     name: 'a deleted row, renumbered',
-    seq: 24,
-    forge: (events) => renumbered(events.filter((e) => e.seq !== 24)),
+    seq: 22,
+    forge: (events) => renumbered(events.filter((e) => e.seq !== 22)),
   },
   {
     name: 'an inserted row',

@@ -30,8 +30,9 @@ export function registerOperatorCommands(program: Command): void {
 
   add('audit')
     .description(
-      'audit a session: every request re-derives to its recorded digest, prefix stability, expected vs ' +
-        'reported cache reads, and the workflow history mirror (when Temporal is reachable); exits 1 on failure',
+      'audit a session: the log hash chain (and every row MAC with DH_LOG_KEY), every request re-derives to ' +
+        'its recorded digest, prefix stability, expected vs reported cache reads, and the workflow history ' +
+        'mirror (when Temporal is reachable); exits 1 on failure',
     )
     .argument('<session>', 'session id', parseSessionId)
     .option('--json', 'the full report as JSON')
@@ -66,13 +67,16 @@ export function registerOperatorCommands(program: Command): void {
     .action((session: string) => actions().then((a) => a.resumeCommand(session)));
 
   add('export')
-    .description('write a session log as JSONL (attachments go to <out>.attachments/)')
+    .description('write a session log as JSONL with its hash chain and MACs (attachments go to <out>.attachments/)')
     .argument('<session>', 'session id', parseSessionId)
     .option('--out <file.jsonl>', 'write here instead of stdout')
     .action((session: string, options: { out?: string }) => actions().then((a) => a.exportCommand(session, options)));
 
   add('import')
-    .description('create a session from a JSONL log after validating every line; refuses an invalid log')
+    .description(
+      'create a session from a dh export file after validating every line and its hash chain (and every MAC ' +
+        'with DH_LOG_KEY); refuses an invalid or forged log',
+    )
     .argument('<file.jsonl>', 'a log written by dh export')
     .option('--as <id>', 'the session id to create (default: the one in the log)', parseSessionId)
     .action((file: string, options: { as?: string }) => actions().then((a) => a.importCommand(file, options)));

@@ -9,6 +9,8 @@ import { DhError, forkEvents, Session } from '../../core/index.js';
 import { resolveProfile, type ProviderProfile } from '../../providers/provider-profiles.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
 import { AttachmentStore } from '../../stores/attachment-store.js';
+import { AFTER_UNCHAINED } from '../../stores/log-chain.js';
+import type { SessionStore } from '../../stores/session-store.js';
 import { openCliContext, openStoreOnly } from '../cli-context.js';
 import { ExitCode, messageOf, writeErr, writeOut, type StepRef } from './cli-io.js';
 import { connectIfReachable } from './optional-temporal.js';
@@ -23,10 +25,13 @@ import {
   attachmentsDirFor,
   copyAttachments,
   createSessionFromLog,
+  forkAnchor,
   readLogFile,
   renamedLog,
   toJsonl,
+  type ImportedLog,
 } from './session-transfer.js';
+import { toExportJsonl } from './session-export-format.js';
 
 export const OperatorErrorCode = {
   StepNotFound: 'STEP_NOT_FOUND',
@@ -229,7 +234,9 @@ export async function forkCommand(sessionId: string, options: { at: number; as?:
     const parent = new Session(sessionId, await ctx.store.read(sessionId));
     const forkId = options.as ?? `${sessionId.slice(0, 100)}-fork-${randomSuffix()}`;
     const events = forkEvents(parent, { sessionId: forkId, atSeq: options.at, at: Date.now() });
-    await createSessionFromLog(ctx.store, forkId, events);
+    // The fork's first link binds the parent's chain where the seed ends.
+    const chainAnchor = await forkAnchor(ctx.store, sessionId, options.at);
+    await createSessionFromLog(ctx.store, forkId, events, chainAnchor !== undefined ? { chainAnchor } : {});
     // The fork's first run opens its log (nothing to repair) and waits; its next step logs a `resume` header.
     await ctx.sessions.open(forkId);
     await writeOut(`${forkId}\n`);
@@ -283,13 +290,14 @@ export async function resumeCommand(sessionId: string): Promise<void> {
 export async function exportCommand(sessionId: string, options: { out?: string }): Promise<void> {
   await withStore(async ({ config, store }) => {
     const events = await store.read(sessionId);
+    const text = toExportJsonl(sessionId, events, await store.readChain(sessionId, 0, events.length));
     const refs = attachmentRefs(events);
     if (options.out === undefined) {
-      await writeOut(toJsonl(events));
+      await writeOut(text);
       if (refs.length > 0) writeErr(`dh: ${refs.length} attachment(s) not exported: use --out <file> to copy them`);
       return;
     }
-    await writeFile(options.out, toJsonl(events));
+    await writeFile(options.out, text);
     let note = '';
     if (refs.length > 0) {
       const target = attachmentsDirFor(options.out);
@@ -309,12 +317,15 @@ export async function exportCommand(sessionId: string, options: { out?: string }
 }
 
 export async function importCommand(file: string, options: { as?: string }): Promise<void> {
-  const parsed = await readLogFile(file);
-  const sessionId = options.as ?? parsed.sessionId;
-  const events = options.as !== undefined ? renamedLog(parsed.events, options.as) : parsed.events;
-  if (options.as !== undefined) new Session(sessionId, events);
   await withStore(async ({ config, store }) => {
-    await createSessionFromLog(store, sessionId, events);
+    // Verified as exported (chain, and MACs under DH_LOG_KEY) before anything is written.
+    const parsed = await readLogFile(file, config.logKey !== undefined ? { key: config.logKey } : {});
+    const sessionId = options.as ?? parsed.sessionId;
+    const events = options.as !== undefined ? renamedLog(parsed.events, options.as) : parsed.events;
+    if (options.as !== undefined) new Session(sessionId, events);
+    // A renamed session/start changes seq 0's digest: the store re-chains every row from the same anchor.
+    const chainAnchor = await importAnchor(store, parsed);
+    await createSessionFromLog(store, sessionId, events, chainAnchor !== undefined ? { chainAnchor } : {});
     const refs = attachmentRefs(events);
     let note = '';
     if (refs.length > 0) {
@@ -327,8 +338,28 @@ export async function importCommand(file: string, options: { as?: string }): Pro
     }
     await writeOut(`${sessionId}\n`);
     writeErr(
-      `dh: imported ${events.length} event(s) from ${file} as session ${sessionId}${note}. ` +
+      `dh: imported ${events.length} event(s) from ${file} as session ${sessionId}${note}; ${chainNote(parsed)}. ` +
         `Try: dh audit ${sessionId}; dh resume ${sessionId} starts it`,
     );
   });
+}
+
+/**
+ * The anchor the imported session is chained from: the file's (so an import keeps the exported chain
+ * values); for a fork in a file that carries none, the parent's chain at the fork point when the parent
+ * is in this store, else AFTER_UNCHAINED (nothing to bind to).
+ */
+async function importAnchor(store: SessionStore, parsed: ImportedLog): Promise<string | undefined> {
+  if (parsed.chainAnchor !== null) return parsed.chainAnchor;
+  const start = parsed.events[0];
+  if (start?.type !== 'session/start' || start.parent === undefined) return undefined;
+  return (await forkAnchor(store, start.parent.sessionId, start.parent.seedLength)) ?? AFTER_UNCHAINED;
+}
+
+function chainNote(parsed: ImportedLog): string {
+  const chain = parsed.chain;
+  if (chain === null) return 'the file is in export format 1, with no chain to verify (unchained)';
+  const unchained = chain.unchained === null ? '' : `, seqs ${chain.unchained.from}..${chain.unchained.to} unchained`;
+  const macs = chain.macs === 'verified' ? 'every MAC verified' : 'MACs not checked (no DH_LOG_KEY)';
+  return `its chain verified (${chain.links} event(s)${unchained}; ${macs})`;
 }
