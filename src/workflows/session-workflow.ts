@@ -98,6 +98,11 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   let currentStep = 0;
   let aborting = false;
   let activeScope: CancellationScope | null = null;
+  /**
+   * What the model step in flight claimed: those messages stay in `queue` until its outcome is absorbed
+   * (or the turn ends), but nothing waits behind them any more (see `accept`'s position).
+   */
+  let inFlightClaim: ReadonlySet<string> = new Set();
   let lastTurnEnd: SessionStateView['lastTurnEnd'] = carry?.lastTurnEnd ?? null;
   const usage = emptyUsage();
   addUsage(usage, carry?.usage);
@@ -132,7 +137,11 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     const downgraded = aborting && requested === 'next-step' && wakeup;
     const target: InboxTarget = downgraded ? 'next-turn' : requested;
     if (downgraded) wakeLatched = true;
-    const position = [...queue, ...ingress].filter((m) => m.target === target).length;
+    // Ahead of it: what waits in its queue, less what the step in flight has claimed already. (Not
+    // `waiting()`: a signal buffered before the handlers exist runs inside setHandler, before it is defined.)
+    const position = [...queue, ...ingress].filter(
+      (m) => m.target === target && !inFlightClaim.has(m.messageId),
+    ).length;
     ingress.push({
       messageId,
       target,
@@ -411,6 +420,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         currentStep = step;
         if (compactRequested) await compactNow(compactRequested === 'prune' ? 'prune' : 'manual');
         const claim = claimFor(step);
+        inFlightClaim = new Set(claim);
         const passed = ingress.slice();
         // Context pressure: first prune old tool outputs, then summarize, then send regardless.
         const checkPressure = limits.compactAt > 0 && pressureRounds < 2;
@@ -450,11 +460,14 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
             closePassed,
             claim,
           );
+          inFlightClaim = new Set();
           await compactNow('overflow');
           continue;
         }
         if (result === INTERRUPTED) return await endTurn(turn, 'aborted');
         if (result.outcome === 'compact') {
+          // Nothing was claimed: the step runs again after the compaction, with a fresh claim.
+          inFlightClaim = new Set();
           turnStarted = true;
           lastTurn = turn;
           absorb(result, passed);
@@ -468,6 +481,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         lastTurn = turn;
         instance = { ...instance, headerRecorded: true };
         absorb(result, passed, claim);
+        inFlightClaim = new Set();
         sessionSteps++;
         const tokens = addUsage(usage, result.usage);
         turnTokens += tokens;
@@ -519,6 +533,8 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       const message = failure?.message ?? (error instanceof Error ? error.message : String(error));
       await endTurn(turn, 'error', { code, message });
     } finally {
+      // An interrupted or failed step's claim leaves `queue` with the turn's end (closeTurn's queue).
+      inFlightClaim = new Set();
       aborting = false;
       status = 'idle';
       currentStep = 0;

@@ -44,6 +44,15 @@ describe('interrupts, budgets and close on a real Temporal server', () => {
           },
           { match: { lastUserContains: 'after the interrupt' }, text: 'fresh turn', repeat: 3 },
           {
+            match: { lastUserContains: 'long stream to interrupt' },
+            text: 'word '.repeat(200),
+            chunkSize: 5,
+            chunkDelayMs: 50,
+          },
+          { match: { lastUserContains: 'first in line' }, text: 'fresh turn after the claim' },
+          { match: { lastUserContains: 'steer slowly' }, text: 'steered', delayMs: 2000 },
+          { match: { lastUserContains: 'second steer' }, text: 'steered again' },
+          {
             match: { lastUserContains: 'loop' },
             toolCalls: [{ id: 'l1', name: 'echo', arguments: '{"text":"loop"}' }],
             repeat: 6,
@@ -118,6 +127,48 @@ describe('interrupts, budgets and close on a real Temporal server', () => {
     expect(turn2).toEqual(['after the interrupt, do this']);
     expect(receipt.downgraded).toBe(true);
     await expectProviderSawTheLog(h, ['downgrade']);
+  });
+
+  it('a downgraded send first in line gets position 0: the message the interrupted step claimed is not ahead of it', async () => {
+    const handle = await h.start('position-downgraded');
+    await handle.signal(followupSignal, { content: 'long stream to interrupt' });
+    await waitForState(handle, (s) => s.status === 'running' && s.step === 1);
+    await handle.signal(interruptSignal);
+    // Sent right after the interrupt: the turn stays aborting until the streaming step has seen the
+    // cancellation (a heartbeat) and the turn is closed (an activity), long after this send lands.
+    const receipt = await handle.executeUpdate(sendUpdate, {
+      args: [{ content: 'first in line', target: 'next-step', wakeup: true }],
+    });
+    expect(receipt).toMatchObject({ downgraded: true, target: 'next-turn', position: 0, duplicate: false });
+    const events = await waitForTurnEnd(h.store, 'position-downgraded', 2);
+    expect(turnEnds(events)).toEqual(['1:aborted', '2:completed']);
+    const turn2 = events.flatMap((e) => (e.type === 'user/message' && e.turn === 2 ? [e.content] : []));
+    expect(turn2).toEqual(['first in line']); // nothing was ahead of it
+    await expectProviderSawTheLog(h, ['position-downgraded']);
+  });
+
+  it('a steer while a step runs, with nothing else waiting, gets position 0 (the step claimed the steer that started it)', async () => {
+    const sessions = new SessionClient(h.client, { taskQueue: h.taskQueue });
+    const handle = await h.start('position-steer');
+    // A steer on an idle session starts the turn; its step claims it and runs for two seconds.
+    const first = await sessions.send('position-steer', { content: 'steer slowly', target: 'next-step', wakeup: true });
+    expect(first).toMatchObject({ position: 0, downgraded: false });
+    await waitForState(handle, (s) => s.status === 'running' && s.step === 1);
+    const second = await sessions.send('position-steer', {
+      content: 'second steer',
+      target: 'next-step',
+      wakeup: true,
+    });
+    expect(second).toMatchObject({ position: 0, target: 'next-step', downgraded: false });
+    const events = await waitForTurnEnd(h.store, 'position-steer', 1);
+    // It arrived while step 1 ran: it rides step 2 of the same turn.
+    const steps = events.flatMap((e) => (e.type === 'user/message' ? [[e.turn, e.step, e.content]] : []));
+    expect(steps).toEqual([
+      [1, 1, 'steer slowly'],
+      [1, 2, 'second steer'],
+    ]);
+    expect(turnEnds(events)).toEqual(['1:completed']);
+    await expectProviderSawTheLog(h, ['position-steer']);
   });
 
   it('max steps per turn ends the turn with max-steps; a token budget ends it with budget', async () => {
