@@ -9,6 +9,7 @@ import {
   ApprovePayload,
   CloseSignalPayload,
   InterruptSignalPayload,
+  MAX_CONTENT_PARTS,
   MAX_MESSAGE_CHARS,
   MessageSignalPayload,
   SendUpdatePayload,
@@ -16,7 +17,9 @@ import {
 
 export const SCHEMAS_DIR = fileURLToPath(new URL('../schemas/', import.meta.url));
 
-const CONTENT_LIMIT = `\`content\` is at most ${MAX_MESSAGE_CHARS} characters in its JSON form.`;
+const CONTENT_LIMIT =
+  `\`content\` is at most ${MAX_MESSAGE_CHARS} characters of content (UTF-16 code units: a string's length, or the ` +
+  `text parts' texts and image parts' names together) and at most ${MAX_CONTENT_PARTS} parts.`;
 
 const MESSAGES: ReadonlyArray<{ file: string; schema: z.ZodType; description: string }> = [
   {

@@ -23,6 +23,7 @@ import {
   followupSignal,
   injectSignal,
   interruptSignal,
+  MAX_CONTENT_PARTS,
   sendUpdate,
   sessionWorkflowId,
   steerSignal,
@@ -113,6 +114,7 @@ const SCRIPT: Script = {
     { match: { lastUserContains: 'carry on' }, text: 'first run' },
     { match: { lastUserContains: 'after the carry' }, text: 'second run' },
     { match: { lastUserContains: 'past the poison' }, text: 'unharmed' },
+    { match: { lastUserContains: 'past the limit' }, text: 'counted' },
   ],
 };
 
@@ -285,6 +287,23 @@ const SCENARIOS: readonly Scenario[] = [
       await handle.signal(interruptSignal, rawPayload('weird/enc', Buffer.from('x')));
       await waitForState(handle, (s) => s.rejectedSignals === 3);
       await handle.signal(followupSignal, { content: 'past the poison' });
+      const events = await waitForTurnEnd(rt.store, id, 1);
+      expectThat(turnEnds(events).join() === '1:completed', 'the valid followup runs a turn');
+      return handle;
+    },
+  },
+  {
+    // A followup the content limit in characters refuses (more parts than MAX_CONTENT_PARTS) and the limit
+    // before it (the JSON form) accepted: decided behind patch 'content-limit-characters', whose marker
+    // this history records.
+    name: 'content-limit-characters',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      const parts = Array.from({ length: MAX_CONTENT_PARTS + 1 }, () => ({ type: 'text' as const, text: 'a' }));
+      await handle.signal(followupSignal, { content: parts });
+      const state = await waitForState(handle, (s) => s.rejectedSignals === 1);
+      expectThat(/more than/.test(state.lastRejection ?? ''), 'the followup is refused for its parts');
+      await handle.signal(followupSignal, { content: 'past the limit' });
       const events = await waitForTurnEnd(rt.store, id, 1);
       expectThat(turnEnds(events).join() === '1:completed', 'the valid followup runs a turn');
       return handle;

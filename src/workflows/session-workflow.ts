@@ -26,11 +26,14 @@ import type {
   QueuedRef,
 } from '../shared/activity-contracts.js';
 import {
-  MessageSignalPayload,
+  contentLimitProblem,
+  jsonContentLimitProblem,
+  MessageSignalShape,
   payloadProblem,
   ApprovePayload,
   CompactPayload,
   SendUpdatePayload,
+  SendUpdateShape,
   stateQuery,
   type SendReceipt,
   type SessionStateView,
@@ -123,7 +126,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   };
 
   const accept = (
-    payload: z.infer<typeof MessageSignalPayload>,
+    payload: z.infer<typeof MessageSignalShape>,
     requested: InboxTarget,
     wakeup: boolean,
     origin: MessageOrigin,
@@ -161,6 +164,19 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     lastRejection = `${signal}: ${problem}`.slice(0, MAX_REJECTION_CHARS);
   };
 
+  /**
+   * The content limit a signal is held to. It counts characters of content now; runs recorded before
+   * patch `content-limit-characters` counted the content's JSON form, and replaying one must refuse and
+   * accept what it did then. The patch is asked only when the two rules disagree (rare), so an ordinary
+   * history carries no marker.
+   */
+  const signalContentProblem = (content: z.infer<typeof MessageSignalShape>['content']): string | null => {
+    const now = contentLimitProblem(content);
+    const before = jsonContentLimitProblem(content);
+    if ((now === null) === (before === null)) return now;
+    return patched('content-limit-characters') ? now : before;
+  };
+
   // Every signal and update arrives raw (raw-message-definitions.ts): a payload the workflow cannot
   // decode is refused here, never thrown where it would fail the workflow task.
   const messageSignal =
@@ -169,8 +185,10 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       if (closing) return reject(name, 'the session is closing');
       const decoded = decodeRawArguments(args);
       if (!decoded.ok) return reject(name, decoded.problem);
-      const parsed = MessageSignalPayload.safeParse(decoded.first);
+      const parsed = MessageSignalShape.safeParse(decoded.first);
       if (!parsed.success) return reject(name, payloadProblem(parsed.error));
+      const tooLarge = signalContentProblem(parsed.data.content);
+      if (tooLarge !== null) return reject(name, `content: ${tooLarge}`);
       accept(parsed.data, target, wakeup, origin);
     };
   setHandler(rawFollowupSignal, messageSignal('followup', 'next-turn', true, 'followup'));
@@ -197,11 +215,14 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     }
     return parsed.data;
   };
-  // Each handler decodes its payload again: a validator does not run on replay.
+  // Each handler decodes its payload again: a validator does not run on replay. The handlers check the
+  // shape only, not the content limits. A handler runs only for an update its validator accepted (now, or
+  // in the recorded run), so a later change of the limits (patch `content-limit-characters`) can never
+  // make a recorded update fail in its handler.
   setHandler(
     rawSendUpdate,
     (...args: RawArguments) => {
-      const parsed = updatePayload('send', SendUpdatePayload, args);
+      const parsed = updatePayload('send', SendUpdateShape, args);
       const origin: MessageOrigin = parsed.target === 'next-turn' ? 'followup' : parsed.wakeup ? 'steer' : 'inject';
       return accept(
         parsed,

@@ -29,6 +29,7 @@ import {
   compactUpdate,
   followupSignal,
   injectSignal,
+  MAX_CONTENT_PARTS,
   MAX_MESSAGE_CHARS,
   sendUpdate,
   stateQuery,
@@ -84,6 +85,17 @@ async function updatesInHistory(handle: Handle): Promise<number> {
 }
 
 const SECRET = 'outside-secret-bad-input';
+
+/**
+ * Exactly `chars` characters of content whose JSON form is longer (quotes, backslashes and newlines are
+ * escaped there), in words the scripted provider answers ('alive').
+ */
+function escapingContent(chars: number): string {
+  const unit = 'still alive? "quoted" \\ back\nslash ';
+  return unit.repeat(Math.ceil(chars / unit.length)).slice(0, chars);
+}
+/** Content of `count` one-letter text parts. */
+const textParts = (count: number) => Array.from({ length: count }, () => ({ type: 'text' as const, text: 'a' }));
 
 /** A valid 34-event log (two turns, tools, steers, replaces) of session `fixture-v1`, as `dh import` reads it. */
 const FIXTURE_LOG = join(import.meta.dirname, '..', 'fixtures', 'logs', 'v1.jsonl');
@@ -191,6 +203,13 @@ describe('bad input to a running session (real Temporal, scripted provider, SQLi
       new RegExp(`^inject: content: content is larger than ${MAX_MESSAGE_CHARS} characters$`),
     ],
     [
+      'signal-too-many-parts',
+      'followup',
+      `content of more than MAX_CONTENT_PARTS (${MAX_CONTENT_PARTS}) parts`,
+      { content: textParts(MAX_CONTENT_PARTS + 1) },
+      new RegExp(`^followup: content: content has ${MAX_CONTENT_PARTS + 1} parts, more than ${MAX_CONTENT_PARTS}$`),
+    ],
+    [
       'signal-bad-message-id',
       'followup',
       'a messageId with characters outside [A-Za-z0-9._:-]',
@@ -224,6 +243,12 @@ describe('bad input to a running session (real Temporal, scripted provider, SQLi
       [{ content: 'hi', target: 'next-turn', wakeup: true, expectedTurn: -1 }, /^invalid send: expectedTurn: /],
       [{ content: 42, target: 'next-turn', wakeup: true }, /^invalid send: content: /],
       [{ content: 'hi', target: 'next-turn', wakeup: true, messageId: 'a b' }, /^invalid send: messageId: /],
+      [
+        { content: textParts(MAX_CONTENT_PARTS + 1), target: 'next-turn', wakeup: true },
+        new RegExp(
+          `^invalid send: content: content has ${MAX_CONTENT_PARTS + 1} parts, more than ${MAX_CONTENT_PARTS}$`,
+        ),
+      ],
       ['just a string', /^invalid send: .*expected object/],
     ];
     for (const [payload, message] of cases) {
@@ -254,14 +279,38 @@ describe('bad input to a running session (real Temporal, scripted provider, SQLi
     const history = JSON.stringify(await handle.fetchHistory());
     expect(history.length).toBeLessThan(MAX_MESSAGE_CHARS / 4); // the payload is not in it, in any encoding
     expect(types(await h.store.read('send-oversized'))).toEqual(['session/start']);
-    // Exactly at the limit is accepted (ordinary words: one 256 KiB word would stall the scripted provider's BPE).
-    const words = 'still alive? '.repeat(Math.floor((MAX_MESSAGE_CHARS - 2) / 13));
-    const atLimit = `${words}${'.'.repeat(MAX_MESSAGE_CHARS - 2 - words.length)}`;
-    expect(JSON.stringify(atLimit).length).toBe(MAX_MESSAGE_CHARS);
+    // One character over is refused however it is made up; exactly at the limit is accepted: the limit
+    // counts characters of content, not of its JSON form (quotes, backslashes and newlines count once).
+    const overLimit = await failureOf(
+      handle.executeUpdate(sendUpdate, {
+        args: [{ content: escapingContent(MAX_MESSAGE_CHARS + 1), target: 'next-turn', wakeup: true }],
+      }),
+    );
+    expect(overLimit).toEqual({
+      type: 'INVALID_PAYLOAD',
+      message: `invalid send: content: content is larger than ${MAX_MESSAGE_CHARS} characters`,
+    });
+    const atLimit = escapingContent(MAX_MESSAGE_CHARS);
+    expect(atLimit).toHaveLength(MAX_MESSAGE_CHARS);
+    expect(JSON.stringify(atLimit).length).toBeGreaterThan(MAX_MESSAGE_CHARS + 10_000);
     await handle.executeUpdate(sendUpdate, { args: [{ content: atLimit, target: 'next-turn', wakeup: true }] });
     const events = await waitForTurnEnd(h.store, 'send-oversized', 1);
     expect(enqueued(events)).toEqual([atLimit]);
     expect(turnEnds(events)).toEqual(['1:completed']);
+  });
+
+  it('signal: content of exactly MAX_MESSAGE_CHARS characters with quotes, backslashes and newlines is accepted; one more is refused', async () => {
+    const handle = await open('signal-at-limit');
+    await handle.signal(followupSignal, { content: escapingContent(MAX_MESSAGE_CHARS + 1) });
+    const state = await waitForState(handle, (s) => s.rejectedSignals === 1);
+    expect(state.lastRejection).toBe(`followup: content: content is larger than ${MAX_MESSAGE_CHARS} characters`);
+    const atLimit = escapingContent(MAX_MESSAGE_CHARS);
+    expect(JSON.stringify(atLimit).length).toBeGreaterThan(MAX_MESSAGE_CHARS + 10_000); // refused by the old rule
+    await handle.signal(followupSignal, { content: atLimit });
+    const events = await waitForTurnEnd(h.store, 'signal-at-limit', 1);
+    expect(enqueued(events)).toEqual([atLimit]);
+    expect(turnEnds(events)).toEqual(['1:completed']);
+    expect((await handle.query(stateQuery)).rejectedSignals).toBe(1);
   });
 
   it('approve: an invalid payload is INVALID_PAYLOAD, a decision nobody asked for is NO_PENDING_APPROVAL; nothing logged', async () => {
