@@ -762,13 +762,13 @@ describe('bad input below the workflow', () => {
   it('core: a fork at a seq inside an open turn is FORK_BOUNDARY naming the turn; the parent is untouched', async () => {
     const events = fixtureLog();
     const parent = new Session('fixture-v1', events);
-    // Turn 1 is open from its turn/start (seq 2) to its turn/end (seq 20); turn 2 from seq 23 to 33.
+    // Turn 1 is open from its turn/start (seq 2) to its turn/end (seq 22); turn 2 from seq 25 to 36.
     for (const [atSeq, turn] of [
       [3, 1],
       [12, 1],
-      [20, 1],
-      [24, 2],
-      [33, 2],
+      [22, 1],
+      [26, 2],
+      [36, 2],
     ] as const) {
       const error = await dhErrorOf(() => forkEvents(parent, { sessionId: 'fork-child', atSeq, at: 2 }));
       expect(error.code).toBe(ErrorCode.ForkBoundary);
@@ -784,8 +784,8 @@ describe('bad input below the workflow', () => {
     }
     expect(parent.events).toEqual(events);
     // Between the turns the fork is fine.
-    const fork = forkEvents(parent, { sessionId: 'fork-child', atSeq: 21, at: 2 });
-    expect(fork).toHaveLength(22);
+    const fork = forkEvents(parent, { sessionId: 'fork-child', atSeq: 23, at: 2 });
+    expect(fork).toHaveLength(24);
     expect(fork.at(-1)?.type).toBe('session/seed-end');
   });
 
@@ -793,11 +793,11 @@ describe('bad input below the workflow', () => {
     const events: unknown[] = fixtureLog();
     expect(() => new Session('fixture-v1', events)).not.toThrow();
     const broken = [...events];
-    broken[18] = { ...(events[18] as SessionEvent), toolCalls: 'none' };
+    broken[20] = { ...(events[20] as SessionEvent), toolCalls: 'none' };
     const error = await dhErrorOf(() => new Session('fixture-v1', broken));
-    expect(error).toMatchObject({ code: ErrorCode.InvalidEvent, details: { sessionId: 'fixture-v1', seq: 18 } });
+    expect(error).toMatchObject({ code: ErrorCode.InvalidEvent, details: { sessionId: 'fixture-v1', seq: 20 } });
     expect(error.message).toBe(
-      'invalid event in session "fixture-v1" at seq 18: event.toolCalls: Invalid input: expected array, received string',
+      'invalid event in session "fixture-v1" at seq 20: event.toolCalls: Invalid input: expected array, received string',
     );
     // A line copied from elsewhere (valid on its own, another seq) is named by where it stands.
     const shifted = [...events];
@@ -806,18 +806,18 @@ describe('bad input below the workflow', () => {
     expect(moved).toMatchObject({ code: ErrorCode.InvalidEvent, details: { seq: 6 } });
     expect(moved.message).toBe('invalid event in session "fixture-v1" at seq 6: seq is 9, expected 6');
     // A structural break (a step of a turn that never started) names its seq.
-    const orphan = [...(events as SessionEvent[]), event({ type: 'step/start', at: 3, turn: 3, step: 1 }, 34)];
+    const orphan = [...(events as SessionEvent[]), event({ type: 'step/start', at: 3, turn: 3, step: 1 }, 37)];
     const structural = await dhErrorOf(() => new Session('fixture-v1', orphan));
     expect(structural.code).toBe(ErrorCode.LogStructure);
-    expect(structural.details.seq).toBe(34);
-    expect(structural.message).toMatch(/^session "fixture-v1" seq 34: /);
+    expect(structural.details.seq).toBe(37);
+    expect(structural.message).toMatch(/^session "fixture-v1" seq 37: /);
     // The import path names the file, the line and the seq, for a schema error and for a line that is not JSON.
     const file = join(dir, 'imported.jsonl');
     writeFileSync(file, toJsonl(broken as SessionEvent[]));
     const refused = await dhErrorOf(() => readLogFile(file));
     expect(refused.code).toBe('IMPORT_INVALID');
     expect(refused.message).toBe(
-      `${file} line 19 (seq 18): event.toolCalls: Invalid input: expected array, received string`,
+      `${file} line 21 (seq 20): event.toolCalls: Invalid input: expected array, received string`,
     );
     const lines = toJsonl(events as SessionEvent[]).split('\n');
     lines[3] = '{"seq":3,"type":"inbox/cl';
