@@ -36,7 +36,9 @@ export {
   type SessionWorkflowResult,
 } from '../shared/session-workflow-input.js';
 export { DhError, type InboxTarget, type SessionEvent, type TurnEndReason, type UserContent } from '../core/index.js';
-export { openSessionStore } from '../stores/open-session-store.js';
+export { openSessionStore, type OpenSessionStoreOptions } from '../stores/open-session-store.js';
+export { LOG_KEY_ENV, LogKey, logKeyFromEnv, parseLogKey } from '../stores/log-key.js';
+export { verifyChain, type ChainLink, type ChainVerification, type StoredChain } from '../stores/log-chain.js';
 export type { SessionStore, SessionSummary } from '../stores/session-store.js';
 export type { DeltaChannel, LiveDelta, LiveDeltaDraft, LiveDeltaKind } from '../streaming/delta-channel.js';
 export { openDeltaChannel } from '../streaming/open-delta-channel.js';
