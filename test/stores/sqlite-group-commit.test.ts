@@ -9,9 +9,10 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ErrorCode, StoreError } from '../../src/core/errors.js';
+import { verifyChain } from '../../src/stores/log-chain.js';
 import type { AppendResult } from '../../src/stores/session-store.js';
 import { SqliteSessionStore, type SqliteSessionStoreOptions } from '../../src/stores/sqlite-session-store.js';
-import { T0, inboxEnqueue, sessionStart, stepStart, turnStart } from '../helpers/event-builders.js';
+import { T0, inboxEnqueue, sampleLog, sessionStart, stepStart, turnStart } from '../helpers/event-builders.js';
 import { describeSessionStoreConformance } from './session-store-conformance.js';
 import { sqliteStoreBackend } from './sqlite-store-backend.js';
 
@@ -75,6 +76,18 @@ describe('SqliteSessionStore group commit', () => {
     await created(off.store, ...ids);
     await Promise.all(ids.map((id) => off.store.append(id, 0, [sessionStart(id)])));
     expect(off.commits).toEqual(ids.map(() => 1));
+  });
+
+  it('chains the appends of one session within one group: each links to the one before it in the same transaction', async () => {
+    const { store, commits } = open();
+    await created(store, 'chained');
+    const log = sampleLog('chained', 2);
+    // Called in one turn without waiting: one group, each append in its savepoint after the previous one.
+    const results = await Promise.all(log.map((event) => store.append('chained', event.seq, [event])));
+    expect(commits).toEqual([log.length]);
+    const chain = await store.readChain('chained');
+    expect(verifyChain(chain)).toMatchObject({ ok: true, links: log.length });
+    expect(results.map((r) => r.receipts[0]?.chain)).toEqual(chain.links.map((l) => l.chain));
   });
 
   it('rejects only the append with a wrong expectedSeq, with the same error as without group commit', async () => {
