@@ -54,6 +54,22 @@ export interface QueuedRef {
   readonly downgraded: boolean;
 }
 
+/** A queued message's reference: what the workflow keeps of it (the content stays in the log). */
+export function toQueuedRef(message: QueuedRef): QueuedRef {
+  return {
+    messageId: message.messageId,
+    target: message.target,
+    wakeup: message.wakeup,
+    downgraded: message.downgraded,
+  };
+}
+
+/**
+ * How many recent message ids the workflow remembers for deduplication, and so how many an opening run
+ * hands it (the store's unique index is the authority beyond that window).
+ */
+export const RECENT_MESSAGE_IDS = 2_000;
+
 export interface OpenSessionOutcome extends AppendOutcome {
   /** The task queue of the worker host that holds this session's workspace (tool steps run there). */
   readonly hostTaskQueue?: string;
