@@ -1,7 +1,7 @@
 // The one request builder: a pure function of the log shared by the live loop, resume, replay, audit
 // and the outbound gate. Its output is deep-frozen: a built request cannot be edited, only rebuilt.
 import type { CallConfig, RequestHeader, ToolSchema } from './request-header.js';
-import { foldRequestHeader } from './request-header.js';
+import { foldRequestHeader } from './fold-request-header.js';
 import type { Message } from './messages.js';
 import type { SessionEvent } from './events.js';
 import { deriveMessages } from './surface.js';

@@ -5,7 +5,7 @@ import type { BuiltRequest } from './build-request.js';
 import { assembleRequest } from './build-request.js';
 import type { SessionEvent } from './events.js';
 import type { Message } from './messages.js';
-import { foldRequestHeader } from './request-header.js';
+import { foldRequestHeader } from './fold-request-header.js';
 import { applySurfaceEvent, deriveMessages } from './surface.js';
 
 export const COMPACTION_INSTRUCTION =

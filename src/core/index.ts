@@ -8,6 +8,7 @@ export * from './deep-freeze.js';
 export * from './messages.js';
 export * from './request-header.js';
 export * from './events.js';
+export * from './fold-request-header.js';
 export * from './event-digest.js';
 export * from './surface.js';
 export * from './log-state.js';

@@ -2,7 +2,6 @@
 // as a full snapshot (`request/header`), and the header in force is simply the latest snapshot.
 import { z } from 'zod';
 import { Message } from './messages.js';
-import type { SessionEvent } from './events.js';
 
 const JsonObjectSchema = z.record(z.string(), z.json());
 
@@ -49,12 +48,3 @@ export type RequestHeader = z.infer<typeof RequestHeader>;
 
 export const HeaderReason = z.enum(['initial', 'resume', 'change']);
 export type HeaderReason = z.infer<typeof HeaderReason>;
-
-/** The header in force after `events`: the latest snapshot, or undefined before the first one. */
-export function foldRequestHeader(events: readonly SessionEvent[]): RequestHeader | undefined {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const event = events[i];
-    if (event?.type === 'request/header') return event.header;
-  }
-  return undefined;
-}
