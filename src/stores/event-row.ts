@@ -3,7 +3,6 @@
 import { nativeEventDigest } from './native-sha256.js';
 import { ErrorCode, InvalidEventError, StoreError } from '../core/errors.js';
 import { parseEvent, type SessionEvent } from '../core/events.js';
-import type { VerifiedRows } from './verified-rows.js';
 
 /**
  * One `events` row. `body` is the event's JSON text exactly as appended; the other columns index it.
@@ -84,31 +83,6 @@ export function idColumn(id: string): string {
 const NOT_SQL_TEXT = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 /** ...plus the backslash, the escape character of `idColumn`, which keeps the mapping injective. */
 const ESCAPED_IN_ID_COLUMN = new RegExp(`\\\\|${NOT_SQL_TEXT.source}`, 'g');
-
-/**
- * Loads rows that must be the contiguous run `fromSeq, fromSeq + 1, ...`: a hole is a damaged log. With a
- * `verified` memo, a row it matches yields its remembered event; any other row is validated in full and
- * remembered, its event deep-frozen and counted among the memo's `validatedInRead`.
- */
-export function rowsToEvents(
-  sessionId: string,
-  fromSeq: number,
-  rows: readonly EventRow[],
-  verified?: VerifiedRows,
-): SessionEvent[] {
-  return rows.map((row, i) => {
-    if (row.seq !== fromSeq + i) {
-      // Damage, not a race: INVALID_EVENT, which no retry can clear (unlike a retryable SEQ_GAP).
-      throw new InvalidEventError(
-        sessionId,
-        fromSeq + i,
-        `missing from the stored log (next stored seq is ${row.seq})`,
-      );
-    }
-    if (!verified) return rowToEvent(sessionId, row);
-    return verified.lookup(row) ?? verified.remember(row, rowToEvent(sessionId, row));
-  });
-}
 
 export function sessionNotFound(sessionId: string): StoreError {
   return new StoreError(ErrorCode.SessionNotFound, `session "${sessionId}" not found`, { sessionId });

@@ -9,7 +9,8 @@ import {
   type PreparedAppend,
   type StoredRow,
 } from './append-plan.js';
-import { assertSeq, assertSessionId, listLimit, readRange, rowsToEvents, sessionNotFound } from './event-row.js';
+import { assertSeq, assertSessionId, listLimit, readRange, sessionNotFound } from './event-row.js';
+import { rowsToEvents } from './rows-to-events.js';
 import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
 import type { LogKey } from './log-key.js';
 import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';

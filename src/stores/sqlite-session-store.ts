@@ -11,17 +11,10 @@ import {
   type StoredRow,
   type StoredState,
 } from './append-plan.js';
-import {
-  assertSeq,
-  assertSessionId,
-  listLimit,
-  readRange,
-  rowsToEvents,
-  sessionNotFound,
-  type EventRow,
-} from './event-row.js';
+import { assertSeq, assertSessionId, listLimit, readRange, sessionNotFound, type EventRow } from './event-row.js';
 import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
 import type { LogKey } from './log-key.js';
+import { rowsToEvents } from './rows-to-events.js';
 import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';
 
 const SCHEMA = `
