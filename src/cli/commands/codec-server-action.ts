@@ -2,7 +2,7 @@
 import { PAYLOAD_KEY_ENV, payloadCodecFromEnv } from '../../codec/aes-gcm-codec.js';
 import { startCodecServer } from '../../codec/codec-server.js';
 import { CliError, ExitCode } from '../exit-codes.js';
-import { cliAction } from '../live/cli-action.js';
+import { cliAction } from '../cli-action.js';
 import { untilSignal } from '../server-command-helpers.js';
 import { DEFAULT_UI_ORIGINS } from './codec-server.js';
 

@@ -6,7 +6,7 @@ import { sessionWorkflowId } from '../../shared/session-messages.js';
 import type { SessionSummary } from '../../stores/session-store.js';
 import { openStoreOnly } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
-import { cliAction } from '../live/cli-action.js';
+import { cliAction } from '../cli-action.js';
 import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
 
 export interface SessionListing extends SessionSummary {

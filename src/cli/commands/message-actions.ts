@@ -9,7 +9,7 @@ import {
 } from '../../shared/session-messages.js';
 import { openCliContext, type CliContext } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
-import { cliAction, sessionArg, textArg } from '../live/cli-action.js';
+import { cliAction, sessionArg, textArg } from '../cli-action.js';
 
 export interface MessageOptions {
   id?: string;

@@ -5,7 +5,7 @@ import { MessageSignalPayload, sessionWorkflowId } from '../../shared/session-me
 import { openDeltaChannel } from '../../streaming/open-delta-channel.js';
 import { openCliContext, type CliContext } from '../cli-context.js';
 import { CliError, ExitCode, exitCodeForTurn, usageError } from '../exit-codes.js';
-import { cliAction, sessionArg, textArg } from '../live/cli-action.js';
+import { cliAction, sessionArg, textArg } from '../cli-action.js';
 import { followSession, type FollowResult } from '../live/follow-session.js';
 import { LiveRenderer } from '../live/live-renderer.js';
 

@@ -12,7 +12,7 @@ import {
 } from '../../local-stack/local-stack.js';
 import { createLogger, type Logger } from '../../observability/logger.js';
 import { assertProviderReady, loadCliConfig } from '../cli-context.js';
-import { cliAction } from '../live/cli-action.js';
+import { cliAction } from '../cli-action.js';
 
 export const upCommand = cliAction(async (options: { worker: boolean; json?: boolean }) => {
   const config = loadCliConfig();

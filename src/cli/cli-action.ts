@@ -2,10 +2,10 @@
 // stderr (`dh: …`, no stack trace) with the exit code its kind maps to (see exit-codes.ts).
 import { readFileSync } from 'node:fs';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { SessionClientErrorCode } from '../../client/session-client.js';
-import { DhError } from '../../core/index.js';
-import { SessionId } from '../../shared/session-messages.js';
-import { CliError, ExitCode, usageError } from '../exit-codes.js';
+import { SessionClientErrorCode } from '../client/session-client.js';
+import { DhError } from '../core/index.js';
+import { SessionId } from '../shared/session-messages.js';
+import { CliError, ExitCode, usageError } from './exit-codes.js';
 
 export function cliAction<A extends unknown[]>(
   run: (...args: A) => Promise<number | void>,
