@@ -4,7 +4,7 @@ import { startCodecServer } from '../../codec/codec-server.js';
 import { CliError, ExitCode } from '../exit-codes.js';
 import { cliAction } from '../cli-action.js';
 import { untilSignal } from '../server-command-helpers.js';
-import { DEFAULT_UI_ORIGINS } from './codec-server.js';
+import { DEFAULT_UI_ORIGINS } from './default-ui-origins.js';
 
 export interface CodecServerCommandOptions {
   port: number;

@@ -5,9 +5,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { DEFAULT_CODEC_SERVER_PORT } from '../../codec/codec-server.js';
 import { parsePort } from '../server-command-helpers.js';
 import type { CodecServerCommandOptions } from './codec-server-action.js';
-
-/** The local stack's Web UI (gRPC port 7233 + 1000), under both loopback names. */
-export const DEFAULT_UI_ORIGINS = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;
+import { DEFAULT_UI_ORIGINS } from './default-ui-origins.js';
 
 /**
  * The env var of the workers' payload key: aes-gcm-codec.ts's PAYLOAD_KEY_ENV, which test/cli/cli-start.test.ts
