@@ -17,7 +17,7 @@ import { OutboundGate } from '../src/activities/outbound-gate.js';
 import { callModel } from '../src/providers/call-model.js';
 import { toWireBody } from '../src/providers/wire-body.js';
 import type { ProviderProfile } from '../src/providers/provider-profiles.js';
-import type { ToolDefinition } from '../src/activities/session-runtime.js';
+import type { ToolDefinition } from '../src/plugins/contracts.js';
 import { SqliteSessionStore } from '../src/stores/sqlite-session-store.js';
 import { defaultHeaderComposer } from '../src/worker/default-header.js';
 import { sessionWorkflowId } from '../src/shared/session-messages.js';

@@ -2,7 +2,7 @@
 //   startWorker(readWorkerConfig(), [...defaultPlugins(readWorkerConfig()), wordCountPlugin()])
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import type { ToolDefinition } from '../../src/activities/session-runtime.js';
+import type { ToolDefinition } from '../../src/plugins/contracts.js';
 import type { Plugin } from '../../src/plugins/plugin.js';
 import { resolveWorkspacePath } from '../../src/tools/workspace-path.js';
 

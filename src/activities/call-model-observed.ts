@@ -3,7 +3,8 @@
 import { Context } from '@temporalio/activity';
 import type { BuiltRequest } from '../core/index.js';
 import { callModel, type CallModelResult, type ModelDelta } from '../providers/call-model.js';
-import type { ModelCallPurpose, ModelCallReport, SessionRuntime, StepContext } from './session-runtime.js';
+import type { ModelCallPurpose, ModelCallReport, StepContext } from '../plugins/contracts.js';
+import type { SessionRuntime } from './session-runtime.js';
 
 export interface ObservedCall {
   readonly request: BuiltRequest;

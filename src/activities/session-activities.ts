@@ -49,7 +49,8 @@ import type {
 import { callModelObserved } from './call-model-observed.js';
 import { failpoint, failpointArmed } from './failpoints.js';
 import { DEFAULT_MAX_SESSIONS, SessionCache } from './session-cache.js';
-import type { ClaimedMessage, SessionRuntime, ToolContext, ToolDefinition } from './session-runtime.js';
+import type { ClaimedMessage, ToolContext, ToolDefinition } from '../plugins/contracts.js';
+import type { SessionRuntime } from './session-runtime.js';
 import { stepRecord } from './step-events.js';
 import { toApplicationFailure } from './to-application-failure.js';
 import { OutboundGate } from './outbound-gate.js';

@@ -2,7 +2,7 @@
 // activity's span) and the provider metrics — duration, time to first delta, errors by code, tokens by
 // kind and the cache-read share of the prompt.
 import { context, SpanStatusCode, type Attributes, type Meter, type Tracer } from '@opentelemetry/api';
-import type { ModelCallReport } from '../activities/session-runtime.js';
+import type { ModelCallReport } from '../plugins/contracts.js';
 import { cacheReadShare } from '../core/index.js';
 import type { Plugin } from '../plugins/plugin.js';
 

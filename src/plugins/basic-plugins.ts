@@ -1,6 +1,6 @@
 // Small building-block plugins: a system prompt, a tool set, and an approval policy by tool name.
-import type { ToolDefinition } from '../activities/session-runtime.js';
-import type { Plugin, ToolBeforeDecision } from './plugin.js';
+import type { ToolDefinition, ToolGate } from './contracts.js';
+import type { Plugin } from './plugin.js';
 
 export function systemPromptPlugin(system: string): Plugin {
   return { name: 'system-prompt', sessionPrefix: () => ({ system }) };
@@ -29,7 +29,7 @@ export function approvalPolicyPlugin(policy: ApprovalPolicy): Plugin {
   );
   return {
     name: 'approval-policy',
-    toolBefore(call): ToolBeforeDecision | undefined {
+    toolBefore(call): ToolGate | undefined {
       if (policy.deny?.includes(call.name)) return { decision: 'deny', reason: `the tool ${call.name} is not allowed` };
       if (policy.allow?.includes(call.name)) return { decision: 'allow' };
       if (policy.ask?.includes(call.name)) return { decision: 'ask', reason: `${call.name} needs approval` };

@@ -2,14 +2,9 @@
 // loop instance, the request waterfall, the tool list), the pre-step decision, the approval gate,
 // outbound, stream and model-call observers, and notices.
 import { deepFreeze, type CallConfig, type Message, type RequestHeader } from '../core/index.js';
-import type {
-  PreStepDecision,
-  SessionRuntime,
-  StepContext,
-  ToolDefinition,
-  ToolGate,
-} from '../activities/session-runtime.js';
-import type { Plugin, PluginContext } from './plugin.js';
+import type { SessionRuntime } from '../activities/session-runtime.js';
+import type { PreStepDecision, StepContext, ToolDefinition, ToolGate } from './contracts.js';
+import type { Plugin } from './plugin.js';
 
 export type PluginHooks = Pick<
   SessionRuntime,
@@ -51,7 +46,7 @@ export function createPluginRuntime(options: PluginRuntimeOptions): PluginHooks 
   return {
     tools,
     async composeHeader(context) {
-      const pluginContext: PluginContext = {
+      const pluginContext: StepContext = {
         sessionId: context.sessionId,
         turn: context.turn,
         step: context.step,

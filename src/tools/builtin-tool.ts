@@ -1,7 +1,7 @@
 // What the built-in tools share: the `BuiltinTool` shape (a ToolDefinition plus the approval hint),
 // the zod → JSON Schema conversion of their arguments, and argument errors the model can act on.
 import { z } from 'zod';
-import type { ToolDefinition, ToolOutput } from '../activities/session-runtime.js';
+import type { ToolDefinition, ToolOutput } from '../plugins/contracts.js';
 import { ToolSchema } from '../core/index.js';
 
 export interface BuiltinTool extends ToolDefinition {

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, realpath } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import type { ToolOutput } from '../activities/session-runtime.js';
+import type { ToolOutput } from '../plugins/contracts.js';
 import { DhError } from '../core/index.js';
 import { type BuiltinTool, fail, messageOf, parseArgs, toolSchema } from './builtin-tool.js';
 import { type BwrapSandboxOptions, bwrapArgs, INSTALL_BUBBLEWRAP, probeBwrap } from './shell-sandbox.js';

@@ -10,7 +10,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import type * as ProtoModule from '@temporalio/proto';
 import type { SessionEvent } from '../../src/core/index.js';
-import type { ClaimedMessage, PreStepDecision, ToolDefinition } from '../../src/activities/session-runtime.js';
+import type { ClaimedMessage, PreStepDecision, ToolDefinition } from '../../src/plugins/contracts.js';
 import { genericProfile, type ProviderProfile } from '../../src/providers/provider-profiles.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import type { Script } from '../../src/scripted-provider/script.js';

@@ -1,6 +1,6 @@
 // Small tools for scenario tests: deterministic, observable, and cancellable like real ones.
 import { appendFileSync } from 'node:fs';
-import type { ToolDefinition } from '../../src/activities/session-runtime.js';
+import type { ToolDefinition } from '../../src/plugins/contracts.js';
 import type { ToolSchema } from '../../src/core/index.js';
 
 const objectSchema = (properties: ToolSchema['parameters']): ToolSchema['parameters'] => ({

@@ -4,7 +4,7 @@
 // Usage: node --import tsx test/helpers/worker-process.ts ['<config json>']  (see child-worker.ts)
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { failpointAfter, failpointArmed } from '../../src/activities/failpoints.js';
-import type { ToolDefinition } from '../../src/activities/session-runtime.js';
+import type { ToolDefinition } from '../../src/plugins/contracts.js';
 import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';

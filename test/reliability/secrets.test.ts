@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { inspect } from 'node:util';
 import Database from 'better-sqlite3';
 import type { WorkflowHandle } from '@temporalio/client';
-import type { ToolDefinition } from '../../src/activities/session-runtime.js';
+import type { ToolDefinition } from '../../src/plugins/contracts.js';
 import type { EventOf, SessionEvent } from '../../src/core/index.js';
 import { followupSignal, stateQuery } from '../../src/shared/session-messages.js';
 import { createShellTool } from '../../src/tools/shell.js';

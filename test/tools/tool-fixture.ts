@@ -12,8 +12,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { ToolContext, ToolOutput } from '../../src/activities/session-runtime.js';
-import type { ToolDefinition } from '../../src/activities/session-runtime.js';
+import type { ToolContext, ToolDefinition, ToolOutput } from '../../src/plugins/contracts.js';
 
 export interface ToolFixture {
   /** The common parent of the workspaces (like `<tmpdir>/dh-workspaces`). */

@@ -1,0 +1,84 @@
+// The contracts between the session activities and the code they call out to: tools, the pre-step
+// decision, the approval gate and the model-call report. Plugins, tools and activities all name them
+// from here, once; the workflow never sees them (they reach it only as logged events).
+import type { SessionEvent, ToolSchema, Usage, UserContent } from '../core/index.js';
+
+/** A tool the model can call. `run` failures the model should see are results, not throws. */
+export interface ToolDefinition {
+  readonly schema: ToolSchema;
+  /** Safe to run again after a crash that left its outcome unknown. */
+  readonly idempotent: boolean;
+  /** May run in parallel with other concurrency-safe calls of the same step (results are still logged in model order). */
+  readonly concurrencySafe?: boolean;
+  run(args: unknown, context: ToolContext): Promise<ToolOutput>;
+}
+
+export interface ToolContext {
+  readonly sessionId: string;
+  readonly callId: string;
+  /** Absolute path of the session's workspace; tools must stay inside it. */
+  readonly workspace: string;
+  /** Aborted on interrupt (activity cancellation) or when the worker shuts down. */
+  readonly signal: AbortSignal;
+}
+
+export interface ToolOutput {
+  readonly output: string;
+  readonly status: 'ok' | 'error';
+}
+
+/** Where in the session a hook is called: the step, and the log so far (frozen; read-only). */
+export interface StepContext {
+  readonly sessionId: string;
+  readonly turn: number;
+  readonly step: number;
+  readonly events: readonly SessionEvent[];
+}
+
+/** A queued message claimed for a step, as the pre-step decision sees it. */
+export interface ClaimedMessage {
+  readonly messageId: string;
+  readonly origin: 'followup' | 'steer' | 'inject' | 'send';
+  readonly source?: string;
+  readonly content: UserContent;
+}
+
+/** The pre-step decision: enter the claimed batch (possibly edited; the edit is logged) or reject it. */
+export type PreStepDecision =
+  | { readonly decision: 'enter'; readonly messages?: readonly ClaimedMessage[] }
+  | { readonly decision: 'reject'; readonly reason: string };
+
+/** A tool call as the approval gate sees it. */
+export interface ToolCallView {
+  readonly callId: string;
+  readonly name: string;
+  /** The raw argument string the model produced. */
+  readonly arguments: string;
+}
+
+/** The approval gate: allow / deny (the model sees a denied result) / ask (the call pauses for the `approve` update). */
+export type ToolGate =
+  | { readonly decision: 'allow' }
+  | { readonly decision: 'deny'; readonly reason: string }
+  | { readonly decision: 'ask'; readonly reason: string };
+
+/** Why a provider call was made: a session step, or the summary of a compaction. */
+export type ModelCallPurpose = 'step' | 'compaction';
+
+/** What one provider call did, for observers (metrics, traces). Never model-visible, never logged as an event. */
+export interface ModelCallReport {
+  readonly purpose: ModelCallPurpose;
+  readonly provider: string;
+  readonly model: string;
+  /** The activity attempt that made the call (a retry after a crash or a retryable error is > 1). */
+  readonly attempt: number;
+  /** Wall-clock start, epoch milliseconds. */
+  readonly startedAt: number;
+  readonly durationMs: number;
+  /** Time from the start to the first streamed delta; null when none arrived. */
+  readonly firstDeltaMs: number | null;
+  readonly outcome: 'ok' | 'interrupted' | 'error';
+  /** The stable error code of a failed call (RATE_LIMITED, TIMEOUT, ...). */
+  readonly errorCode: string | null;
+  readonly usage: Usage | null;
+}
