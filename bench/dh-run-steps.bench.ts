@@ -146,7 +146,7 @@ export async function dhRunStepsBench(
     });
     const ids = sessionIds(variant, round);
     for (const id of ids) {
-      // The worker's workspace of a session: <DH_HOME>/workspaces/<session> (worker.ts).
+      // The worker's workspace of a session: <DH_HOME>/workspaces/<session> (src/worker/start-worker.ts).
       const workspace = join(home, 'workspaces', id);
       for (let i = 0; i < toolSteps; i++) {
         mkdirSync(join(workspace, `dir-${i}`), { recursive: true });

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Compiles the `dh` command line for a fast start: src/cli/main.ts and everything it imports (worker.ts
+// Compiles the `dh` command line for a fast start: src/cli/main.ts and everything it imports (src/worker/
 // included) into dist/cli/ with esbuild — ESM, code split at every dynamic import so a command loads only
 // its own modules, npm packages left as imports. bin/dh.mjs runs that build instead of loading tsx (about
 // 1 s per command) while dist/cli/stamp.json matches the sources; see the header of bin/dh.mjs.
@@ -29,7 +29,7 @@ const PRUNE_AFTER_MS = 10 * 60_000;
 const started = Date.now();
 // Stat before compiling: a file edited while the build runs then no longer matches its stamp entry.
 const before = new Map();
-for (const file of [...sourceFiles('src'), 'worker.ts', ...BUILD_INPUTS]) before.set(file, fileStamp(file));
+for (const file of [...sourceFiles('src'), ...BUILD_INPUTS]) before.set(file, fileStamp(file));
 
 try {
   const result = await build({

@@ -1,5 +1,5 @@
 // The request header a plain worker composes: the configured model and system prompt, the registered
-// tools in a stable order, no session prefix. Plugins replace this composition (worker.ts).
+// tools in a stable order, no session prefix. Plugins replace this composition (default-plugins.ts).
 import type { CallConfig, RequestHeader } from '../core/index.js';
 import type { HeaderContext, ToolDefinition } from '../activities/session-runtime.js';
 

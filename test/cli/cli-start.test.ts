@@ -52,15 +52,7 @@ describe('bin/dh.mjs', { timeout: 60_000 }, () => {
   }
 
   beforeAll(() => {
-    for (const path of [
-      'bin',
-      'src',
-      'examples',
-      'worker.ts',
-      'package.json',
-      'tsconfig.json',
-      'scripts/build-cli.mjs',
-    ])
+    for (const path of ['bin', 'src', 'examples', 'package.json', 'tsconfig.json', 'scripts/build-cli.mjs'])
       cpSync(join(REPO, path), join(root, path), { recursive: true });
     symlinkSync(join(REPO, 'node_modules'), join(root, 'node_modules'), 'dir');
     writeFileSync(

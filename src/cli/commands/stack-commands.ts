@@ -1,8 +1,10 @@
 // `dh up`, `dh down`, `dh status` (the embedded local stack) and `dh worker` (a worker in the foreground).
 import type { Command } from 'commander';
 
-// Loaded on use (stack-actions.ts): `dh --help` and the other commands do not pay for their imports.
+// Loaded on use (stack-actions.ts, worker-action.ts): `dh --help` and the other commands do not pay for
+// their imports, and only `dh worker` loads the worker's.
 const actions = () => import('./stack-actions.js');
+const workerAction = () => import('./worker-action.js');
 
 export function registerStackCommands(program: Command): void {
   program
@@ -27,5 +29,5 @@ export function registerStackCommands(program: Command): void {
   program
     .command('worker')
     .description('run a session worker in the foreground until Ctrl-C (on TEMPORAL_ADDRESS, or the local stack)')
-    .action(() => actions().then((a) => a.workerCommand()));
+    .action(() => workerAction().then((a) => a.workerCommand()));
 }

@@ -1,0 +1,59 @@
+// What `dh worker` does: a session worker in the foreground, on TEMPORAL_ADDRESS or the local stack.
+// stack-commands.ts loads this module only when the command runs: the worker's dependencies are heavy.
+import { writeFileSync } from 'node:fs';
+import type { LogEntry } from '@temporalio/worker';
+import { ensureLocalStack, isExternalTemporal, WORKER_READY_FILE_ENV } from '../../local-stack/local-stack.js';
+import { createLogger, type Logger } from '../../observability/logger.js';
+import { startWorker } from '../../worker/start-worker.js';
+import { cliAction } from '../cli-action.js';
+import { assertProviderReady, loadCliConfig } from '../cli-context.js';
+
+export const workerCommand = cliAction(async () => {
+  let config = loadCliConfig();
+  await assertProviderReady(config);
+  const logger = createLogger().child({ component: 'worker', pid: process.pid });
+  if (!isExternalTemporal()) {
+    const stack = await ensureLocalStack(config, {
+      startWorker: false,
+      log: (line) => logger.info(line),
+    });
+    config = { ...config, temporalAddress: stack.address, namespace: stack.namespace };
+  }
+  await installTemporalLogger(logger);
+  const worker = await startWorker(config);
+  const stop = (): void => void worker.shutdown();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  const readyFile = process.env[WORKER_READY_FILE_ENV];
+  if (readyFile !== undefined && readyFile !== '') writeFileSync(readyFile, String(process.pid));
+  logger.info('worker ready', {
+    address: config.temporalAddress,
+    namespace: config.namespace,
+    taskQueue: config.taskQueue,
+    provider: config.provider,
+    model: config.model,
+  });
+  try {
+    await worker.run();
+  } finally {
+    await worker.close();
+    logger.info('worker stopped');
+  }
+});
+
+/** The Temporal SDK's own logs (worker state, activity and workflow failures) as JSON lines too. */
+async function installTemporalLogger(logger: Logger): Promise<void> {
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+  const level = logger.level === 'silent' ? 'ERROR' : logger.level === 'debug' ? 'DEBUG' : logger.level.toUpperCase();
+  const log = (entry: LogEntry): void => {
+    const fields: Record<string, string | number | boolean | null> = { source: 'temporal' };
+    for (const [key, value] of Object.entries(entry.meta ?? {})) {
+      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
+    }
+    const workflowId = fields.workflowId;
+    if (typeof workflowId === 'string' && workflowId.startsWith('session-')) fields.sessionId = workflowId.slice(8);
+    const at = entry.level === 'TRACE' ? 'debug' : (entry.level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error');
+    logger[at](entry.message, fields);
+  };
+  Runtime.install({ logger: new DefaultLogger(level as 'DEBUG' | 'INFO' | 'WARN' | 'ERROR', log) });
+}
