@@ -5,6 +5,8 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { Connection } from '@temporalio/client';
+import type { SearchAttributeType } from '@temporalio/common';
+import { SESSION_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 import { signalGroup } from './signal-group.js';
 
 export type SearchAttributeTypeName = 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
@@ -40,15 +42,24 @@ export interface DevServer {
   readonly stop: () => Promise<void>;
 }
 
-/**
- * The search attributes the session workflow sets (src/shared/search-attributes.ts). Always registered:
- * an unregistered attribute fails the workflow task that sets it.
- */
-export const SESSION_SEARCH_ATTRIBUTES: Readonly<Record<string, SearchAttributeTypeName>> = {
-  DhSessionStatus: 'Keyword',
-  DhTurns: 'Int',
-  DhTotalTokens: 'Int',
+/** The Temporal CLI's name of each SDK search attribute type (`--search-attribute NAME=TYPE`). */
+const CLI_TYPE_NAME: Readonly<Record<SearchAttributeType, SearchAttributeTypeName>> = {
+  TEXT: 'Text',
+  KEYWORD: 'Keyword',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
 };
+
+/**
+ * The search attributes the session workflow sets (src/shared/search-attributes.ts), name → CLI type.
+ * Always registered: an unregistered attribute fails the workflow task that sets it.
+ */
+export const SESSION_SEARCH_ATTRIBUTES: Readonly<Record<string, SearchAttributeTypeName>> = Object.fromEntries(
+  SESSION_SEARCH_ATTRIBUTE_KEYS.map((key) => [key.name, CLI_TYPE_NAME[key.type]]),
+);
 
 /** Dynamic config the product needs: updates, async-accepted updates, update-with-start. */
 export const FEATURE_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = {

@@ -5,3 +5,10 @@ import { defineSearchAttributeKey } from '@temporalio/common';
 export const SESSION_STATUS_ATTRIBUTE = defineSearchAttributeKey('DhSessionStatus', 'KEYWORD');
 export const SESSION_TURNS_ATTRIBUTE = defineSearchAttributeKey('DhTurns', 'INT');
 export const SESSION_TOKENS_ATTRIBUTE = defineSearchAttributeKey('DhTotalTokens', 'INT');
+
+/** Every attribute above: what a cluster (or the embedded dev server) must have registered. */
+export const SESSION_SEARCH_ATTRIBUTE_KEYS = [
+  SESSION_STATUS_ATTRIBUTE,
+  SESSION_TURNS_ATTRIBUTE,
+  SESSION_TOKENS_ATTRIBUTE,
+] as const;
