@@ -2,9 +2,7 @@
 // stack (or TEMPORAL_ADDRESS), and a worker child process points at the provider on its own task queue.
 // One session goes through a followup, a tool call, a steer with an inject, an interrupt and a worker
 // killed with SIGKILL mid-stream (then restarted), and ends with its audit.
-import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
@@ -13,8 +11,7 @@ import { SessionClient } from '../../client/session-client.js';
 import { temporalTlsFromEnv } from '../../config/temporal-tls.js';
 import type { WorkerConfig } from '../../config/worker-config.js';
 import { DhError, type SessionEvent } from '../../core/index.js';
-import { signalGroup } from '../../local-stack/signal-group.js';
-import { ensureLocalStack, WORKER_READY_FILE_ENV } from '../../local-stack/local-stack.js';
+import { ensureLocalStack } from '../../local-stack/local-stack.js';
 import { writeSessionWorkflowBundle } from '../../local-stack/workflow-bundle-cache.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../scripted-provider/start-scripted-provider.js';
@@ -23,17 +20,16 @@ import { loadCliConfig } from '../cli-context.js';
 import { openSessionStore } from '../../stores/open-session-store.js';
 import { ExitCode, writeOut } from './cli-io.js';
 import { renderAuditReport } from './render-audit.js';
+import { demoForkPoint, narrateDemo } from './demo-narration.js';
+import { DEMO_FAILED, DemoWorker } from './demo-worker.js';
 import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
 
 export const DEMO_MODEL = 'demo-model';
 export const DEMO_KEY_ENV = 'DH_DEMO_API_KEY';
-export const DEMO_FAILED = 'DEMO_FAILED';
 const DEFAULT_SCRIPT = fileURLToPath(new URL('../../../examples/scripts/demo.yaml', import.meta.url));
-const BIN = fileURLToPath(new URL('../../../bin/dh.mjs', import.meta.url));
 const WAIT_MS = 60_000;
 /** A killed worker's model step is retried after its heartbeat timeout (10 s) and a backoff. */
 const RECOVERY_MS = 120_000;
-const WORKER_READY_MS = 180_000;
 
 export async function demoCommand(options: { script?: string }): Promise<void> {
   const base = loadCliConfig();
@@ -56,12 +52,6 @@ export async function demoCommand(options: { script?: string }): Promise<void> {
   }
 }
 
-interface WorkerChild {
-  readonly pid: number;
-  readonly exited: Promise<string>;
-  exit: string | null;
-}
-
 class Demo {
   readonly #cleanups: Array<() => Promise<void>> = [];
   readonly #sessionId = `demo-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${Math.random().toString(16).slice(2, 6)}`;
@@ -70,8 +60,7 @@ class Demo {
   #cleaning: Promise<void> | null = null;
   /** Set until the session's workflow has completed: a failed demo terminates it (its worker is gone). */
   #openSession: (() => Promise<void>) | null = null;
-  #worker: WorkerChild | null = null;
-  #workerEnv: NodeJS.ProcessEnv = {};
+  #worker: DemoWorker | null = null;
   #logFile = '';
 
   constructor(
@@ -96,7 +85,14 @@ class Demo {
     await mkdir(join(config.home, 'logs'), { recursive: true });
     this.#logFile = join(config.home, 'logs', `demo-worker-${id}.log`);
     const bundle = config.workflowBundlePath ?? (await this.#bundle());
-    this.#workerEnv = this.#envFor(provider, stack.address, stack.namespace, bundle);
+    const worker = new DemoWorker({
+      env: this.#envFor(provider, stack.address, stack.namespace, bundle),
+      readyFile: join(config.home, 'demo', `worker-${id}.ready`),
+      logFile: this.#logFile,
+      taskQueue: this.#taskQueue,
+      say,
+    });
+    this.#worker = worker;
 
     if (!config.store.includes('://') && config.store !== ':memory:') await mkdir(config.home, { recursive: true });
     const store = await openSessionStore(config.store, { logKey: config.logKey });
@@ -111,7 +107,7 @@ class Demo {
       await client.workflow.getHandle(sessionWorkflowId(id)).terminate('dh demo failed');
     };
 
-    await this.#startWorker();
+    await worker.start();
     const workspace = join(config.home, 'workspaces', id);
     await mkdir(workspace, { recursive: true });
     await writeFile(join(workspace, 'notes.txt'), 'Written by dh demo before turn 2.\n');
@@ -149,22 +145,22 @@ class Demo {
     await sessions.followup(id, 'Summarize the session so far.', { source: 'demo', messageId: 'demo-5-followup' });
     await this.#waitFor('request/sent/5.1');
     await sleep(500);
-    const killed = this.#worker?.pid;
-    await this.#killWorker();
+    const killed = worker.pid;
+    await worker.kill();
     say(
       `   worker pid ${killed ?? '?'} killed (SIGKILL); starting a new one — the step retries after its heartbeat timeout`,
     );
-    await this.#startWorker();
+    await worker.start();
     await this.#turnEnd(5, RECOVERY_MS);
 
     say('6. close: the workflow completes; the log stays');
     await sessions.close(id, 'demo finished');
     await withTimeout(client.workflow.getHandle(sessionWorkflowId(id)).result(), WAIT_MS, 'the session to close');
     this.#openSession = null;
-    await this.#stopWorker();
+    await worker.stop();
 
     const events = await store.read(id);
-    say(`\n${narrate(events)}\n`);
+    say(`\n${narrateDemo(events)}\n`);
     const report = await auditSession({ store, sessionId: id, client });
     await writeOut(renderAuditReport(report));
     if (report.summary.cache.differing.length > 0) {
@@ -173,7 +169,7 @@ class Demo {
           'request of the attempt the crash cut off, so the retry read more from cache than one clean send would.\n',
       );
     }
-    const forkAt = forkPoint(events);
+    const forkAt = demoForkPoint(events);
     const hints: [string, string][] = [
       [`npx dh log ${id}`, 'the log, one line per event'],
       [`npx dh show ${id}`, 'usage, cache-read share, turns'],
@@ -203,7 +199,7 @@ class Demo {
   cleanup(): Promise<void> {
     this.#cleaning ??= (async () => {
       await this.#openSession?.().catch(() => undefined);
-      await this.#stopWorker().catch(() => undefined);
+      await this.#worker?.stop().catch(() => undefined);
       for (const cleanup of this.#cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
     })();
     return this.#cleaning;
@@ -248,76 +244,6 @@ class Demo {
     };
   }
 
-  async #startWorker(): Promise<void> {
-    const readyFile = join(this.config.home, 'demo', `worker-${this.#sessionId}.ready`);
-    await mkdir(join(this.config.home, 'demo'), { recursive: true });
-    await rm(readyFile, { force: true });
-    const out = openSync(this.#logFile, 'a');
-    let child;
-    try {
-      child = spawn(process.execPath, [BIN, 'worker'], {
-        detached: true,
-        stdio: ['ignore', out, out],
-        env: { ...this.#workerEnv, [WORKER_READY_FILE_ENV]: readyFile },
-      });
-    } finally {
-      closeSync(out);
-    }
-    const pid = child.pid;
-    if (pid === undefined) throw new DhError(DEMO_FAILED, 'could not start the demo worker');
-    const worker: WorkerChild = {
-      pid,
-      exit: null,
-      exited: new Promise((resolve) => {
-        child.once('exit', (code, signal) => {
-          worker.exit = signal ?? `exit ${code}`;
-          resolve(worker.exit);
-        });
-        child.once('error', (error) => {
-          worker.exit = error.message;
-          resolve(worker.exit);
-        });
-      }),
-    };
-    this.#worker = worker;
-    const deadline = Date.now() + WORKER_READY_MS;
-    for (;;) {
-      if (worker.exit !== null) throw await this.#workerDied(worker);
-      if ((await readFile(readyFile, 'utf8').catch(() => '')).trim() === String(pid)) break;
-      if (Date.now() > deadline) throw new DhError(DEMO_FAILED, `the demo worker was not ready; see ${this.#logFile}`);
-      await sleep(100);
-    }
-    say(`   worker pid ${pid} ready on task queue ${this.#taskQueue} (log ${this.#logFile})`);
-  }
-
-  async #workerDied(worker: WorkerChild): Promise<DhError> {
-    const tail = (await readFile(this.#logFile, 'utf8').catch(() => '')).slice(-2_000);
-    return new DhError(
-      DEMO_FAILED,
-      `the demo worker exited (${worker.exit ?? '?'}); ${this.#logFile}:\n${tail.trim()}`,
-    );
-  }
-
-  async #killWorker(): Promise<void> {
-    const worker = this.#worker;
-    if (!worker || worker.exit !== null) return;
-    signalGroup(worker.pid, 'SIGKILL');
-    await worker.exited;
-    this.#worker = null;
-  }
-
-  async #stopWorker(): Promise<void> {
-    const worker = this.#worker;
-    if (!worker || worker.exit !== null) return;
-    signalGroup(worker.pid, 'SIGTERM');
-    const stopped = await Promise.race([worker.exited.then(() => true), sleep(15_000).then(() => false)]);
-    if (!stopped) {
-      signalGroup(worker.pid, 'SIGKILL');
-      await worker.exited;
-    }
-    this.#worker = null;
-  }
-
   /** Polls the log until an event with `key` is in it; fails early if the worker died. */
   async #waitFor(key: string, timeoutMs = WAIT_MS): Promise<SessionEvent[]> {
     return this.#poll((events) => events.some((e) => e.key === key), key, timeoutMs);
@@ -340,8 +266,7 @@ class Demo {
     for (;;) {
       const events = await store.read(this.#sessionId).catch(() => []);
       if (done(events)) return events;
-      const worker = this.#worker;
-      if (worker && worker.exit !== null) throw await this.#workerDied(worker);
+      await this.#worker?.assertAlive();
       if (Date.now() > deadline) {
         throw new DhError(
           DEMO_FAILED,
@@ -351,38 +276,6 @@ class Demo {
       await sleep(150);
     }
   }
-}
-
-/** What the log recorded about the demo's interesting moments. */
-function narrate(events: readonly SessionEvent[]): string {
-  const lines = ['what the log recorded:'];
-  const tool = events.find((e) => e.type === 'tool/result');
-  if (tool?.type === 'tool/result')
-    lines.push(`  seq ${tool.seq}: ${tool.name} ${tool.status} at step ${tool.turn}.${tool.step}`);
-  for (const e of events) {
-    if (e.type === 'user/message' && (e.origin === 'steer' || e.origin === 'inject')) {
-      lines.push(`  seq ${e.seq}: the ${e.origin} entered step ${e.turn}.${e.step}`);
-    }
-    if (e.type === 'assistant/message' && e.interrupted) {
-      lines.push(
-        `  seq ${e.seq}: step ${e.turn}.${e.step}'s partial answer, logged as interrupted (${(e.content ?? '').length} chars)`,
-      );
-    }
-    if (e.type === 'turn/end' && e.reason !== 'completed')
-      lines.push(`  seq ${e.seq}: turn ${e.turn} ended ${e.reason}`);
-  }
-  const crashed = events.filter((e) => e.type === 'request/sent' && e.turn === 5);
-  const answered = events.filter((e) => e.type === 'assistant/message' && e.turn === 5);
-  lines.push(
-    `  turn 5 (the crash): ${crashed.length} request/sent, ${answered.length} answer logged — the retried step reused the logged request`,
-  );
-  return lines.join('\n');
-}
-
-/** The seq right after turn 2 ended: a valid fork boundary. */
-function forkPoint(events: readonly SessionEvent[]): number | null {
-  const end = events.find((e) => e.type === 'turn/end' && e.turn === 2);
-  return end ? end.seq + 1 : null;
 }
 
 function say(line: string): void {
