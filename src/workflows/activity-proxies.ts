@@ -1,7 +1,7 @@
 // One place for the session activities' timeouts, retry policies and task queues (retryability itself
 // is decided once, at the activity edge, by toApplicationFailure).
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { SessionActivities } from '../activities/session-activities.js';
+import type { SessionActivities } from '../shared/activity-queues.js';
 import { modelTaskQueue } from '../shared/task-queues.js';
 
 /** Appends and repairs, on the session's own task queue: short, retried until the store answers. */

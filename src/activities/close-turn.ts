@@ -1,0 +1,67 @@
+// closeTurn: ends a turn: answers its open tool calls (`interrupted` if started, `skipped` if not), ends
+// the open step and logs `turn/end` with the reason. Returns the queue as the log holds it.
+import { repairDrafts, type Session } from '../core/index.js';
+import type { CloseTurnInput, OpenSessionOutcome } from '../shared/activity-contracts.js';
+import type { ActivityContext } from './activity-context.js';
+import { ingressDrafts, queuedRefs } from './inbox-drafts.js';
+
+export async function closeTurn(context: ActivityContext, input: CloseTurnInput): Promise<OpenSessionOutcome> {
+  const { cache } = context;
+  return context.guarded(input.sessionId, async () => {
+    let session = await cache.load(input.sessionId);
+    if (input.refuse) session = await openRefusedTurn(context, session, input, input.refuse.claim);
+    const drafts = ingressDrafts(session, input.ingress);
+    // An open compaction (a failed summary call) is abandoned first: no step may start while it is open.
+    if (session.state.openCompaction !== null) {
+      drafts.push({
+        type: 'compact/end',
+        at: input.at,
+        compactionId: session.state.openCompaction,
+        outcome: 'abandoned',
+      });
+    }
+    if (session.state.openTurn === input.turn) {
+      const closing = repairDrafts(session, input.at).filter((d) => d.type !== 'turn/end' && d.type !== 'compact/end');
+      drafts.push(...closing, {
+        type: 'turn/end',
+        at: input.at,
+        turn: input.turn,
+        reason: input.reason,
+        ...(input.error ? { error: input.error } : {}),
+      });
+    }
+    session = await cache.append(session, drafts);
+    return {
+      ...(await context.outcome(session, input.knownHead)),
+      repaired: 0,
+      lastTurn: session.state.lastTurn,
+      queue: queuedRefs(session),
+      messageIds: [],
+    };
+  });
+}
+
+/**
+ * A turn opened only to be refused: turn/start and the claim of the batch that woke it (as a pre-step
+ * rejection logs it), so the batch leaves the queue with the turn's end. Each piece at most once.
+ */
+async function openRefusedTurn(
+  context: ActivityContext,
+  session: Session,
+  input: CloseTurnInput,
+  claim: readonly string[],
+): Promise<Session> {
+  const { cache } = context;
+  session = await cache.append(session, ingressDrafts(session, input.ingress));
+  if (session.state.lastTurn < input.turn) {
+    session = await cache.append(session, [{ type: 'turn/start', at: input.at, turn: input.turn }]);
+  }
+  const state = session.state;
+  const claimable = claim.filter((id) => state.queue.has(id));
+  if (claimable.length > 0 && state.openTurn === input.turn && state.lastStep === 0 && !state.pendingClaim) {
+    session = await cache.append(session, [
+      { type: 'inbox/claim', at: input.at, turn: input.turn, step: 1, messageIds: claimable },
+    ]);
+  }
+  return session;
+}

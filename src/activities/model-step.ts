@@ -1,0 +1,124 @@
+// modelStep: log the step's boundary (arrived messages, turn start, claim, pre-step decision, step start,
+// claimed messages as user messages, header), then build the request, pass the gate, record the wire
+// digest, call the provider and log its answer. A retry resumes at the first missing piece; an answer
+// already in the log is returned without calling the provider.
+import { CancelledFailure } from '@temporalio/activity';
+import { buildSessionRequest, DhError, type EventDraft } from '../core/index.js';
+import { toWireBody } from '../providers/wire-body.js';
+import type { AppendOutcome, ModelStepInput, ModelStepOutcome } from '../shared/activity-contracts.js';
+import type { ActivityContext } from './activity-context.js';
+import { callModelObserved } from './call-model-observed.js';
+import { enterStep } from './enter-step.js';
+import { failpoint } from './failpoints.js';
+import { ingressDrafts } from './inbox-drafts.js';
+import { nextHeader } from './next-header.js';
+import { stepRecord } from './step-events.js';
+
+export async function modelStep(context: ActivityContext, input: ModelStepInput): Promise<ModelStepOutcome> {
+  const { cache, gate, runtime } = context;
+  return context.guarded(input.sessionId, async () => {
+    const { sessionId, turn, step } = input;
+    let session = await cache.load(sessionId);
+
+    const boundary: EventDraft[] = ingressDrafts(session, input.ingress);
+    if (input.startTurn && session.state.lastTurn < turn) boundary.push({ type: 'turn/start', at: input.at, turn });
+    session = await cache.append(session, boundary);
+
+    if (session.state.lastTurnEnd?.turn === turn)
+      return unanswered(await context.outcome(session, input.knownHead), 'blocked');
+    let record = stepRecord(session, turn, step);
+    if (!record.started) {
+      const entry = await enterStep(context, session, input);
+      session = entry.session;
+      if (entry.result !== 'entered') {
+        return unanswered(await context.outcome(session, input.knownHead), entry.result);
+      }
+      record = stepRecord(session, turn, step);
+    }
+
+    if (!record.assistant && !record.header) {
+      const header = await nextHeader(runtime, session, input.instance.headerRecorded, turn, step);
+      if (header) {
+        session = await cache.append(session, [{ type: 'request/header', at: input.at, turn, step, ...header }]);
+      }
+    }
+
+    if (record.assistant) {
+      // The answer is already logged (an earlier attempt got it before the worker died): no new call.
+      const answer = record.assistant;
+      if (answer.toolCalls.length === 0 && !record.ended) {
+        session = await cache.append(session, [{ type: 'step/end', at: input.at, turn, step }]);
+      }
+      return {
+        ...(await context.outcome(session, input.knownHead)),
+        outcome: 'responded',
+        toolCallIds: answer.toolCalls.map((c) => c.id),
+        stepEnded: answer.toolCalls.length === 0,
+        usage: answer.usage ?? null,
+        fromLog: true,
+      };
+    }
+
+    // Outbound observers see the frozen request; whatever they hand on must pass the gate: the request
+    // must be exactly what a fresh read of the store derives, or nothing is sent.
+    const stepContext = { sessionId, turn, step, events: session.events };
+    const built = buildSessionRequest(session);
+    const observed = runtime.onRequest ? runtime.onRequest(built, stepContext) : built;
+    const request = await gate.verify(observed);
+    const wire = await toWireBody(request, runtime.profile);
+    if (!record.sent) {
+      session = await cache.append(session, [
+        { type: 'request/sent', at: input.at, turn, step, digest: wire.digest, bytes: wire.bytes },
+      ]);
+    } else if (record.sent.digest !== wire.digest) {
+      throw new DhError(
+        'WIRE_DIGEST_DRIFT',
+        `step ${turn}.${step} was recorded with wire digest ${record.sent.digest}, now derives ${wire.digest}`,
+      );
+    }
+
+    const result = await callModelObserved(runtime, {
+      request,
+      verifiedBody: wire.body,
+      purpose: 'step',
+      context: stepContext,
+      onDelta: (delta) => {
+        runtime.onStreamDelta?.(delta, stepContext);
+        failpoint('model-streaming');
+      },
+    });
+    const message = result.message;
+    const drafts: EventDraft[] = [
+      {
+        type: 'assistant/message',
+        at: Date.now(),
+        turn,
+        step,
+        content: message.content,
+        ...(message.reasoning !== undefined ? { reasoning: message.reasoning } : {}),
+        toolCalls: message.toolCalls,
+        finishReason: message.finishReason,
+        ...(result.usage ? { usage: result.usage } : {}),
+        ...(message.interrupted ? { interrupted: true as const } : {}),
+      },
+    ];
+    const noTools = message.toolCalls.length === 0;
+    if (noTools && !message.interrupted) drafts.push({ type: 'step/end', at: Date.now(), turn, step });
+    session = await cache.append(session, drafts);
+    failpoint('model-after-append');
+    if (message.interrupted) throw new CancelledFailure('interrupted: partial response logged');
+    return {
+      ...(await context.outcome(session, input.knownHead)),
+      outcome: 'responded',
+      toolCallIds: message.toolCalls.map((c) => c.id),
+      stepEnded: noTools,
+      usage: result.usage ?? null,
+      fromLog: false,
+    };
+  });
+}
+
+/** A step that got no answer: the turn ended (`blocked`), or it must compact first (`compact`). */
+function unanswered(base: AppendOutcome, outcome: 'blocked' | 'compact'): ModelStepOutcome {
+  return { ...base, outcome, toolCallIds: [], stepEnded: false, usage: null, fromLog: false };
+}

@@ -1,0 +1,25 @@
+// Which request header a model step logs: the first step of a loop instance always logs one (`initial`,
+// or `resume` over a log that has one); later steps log one only when the composed header changed.
+import { canonicalJson, type RequestHeader, type Session } from '../core/index.js';
+import type { SessionRuntime } from './session-runtime.js';
+
+export async function nextHeader(
+  runtime: SessionRuntime,
+  session: Session,
+  instanceRecorded: boolean,
+  turn: number,
+  step: number,
+): Promise<{ reason: 'initial' | 'resume' | 'change'; header: RequestHeader } | undefined> {
+  const current = session.requestHeader();
+  const header = await runtime.composeHeader({
+    sessionId: session.sessionId,
+    turn,
+    step,
+    events: session.events,
+    firstOfInstance: !instanceRecorded,
+    current,
+  });
+  if (!instanceRecorded) return { reason: current ? 'resume' : 'initial', header };
+  if (current && canonicalJson(current) === canonicalJson(header)) return undefined;
+  return { reason: current ? 'change' : 'initial', header };
+}

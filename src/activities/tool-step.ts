@@ -1,0 +1,67 @@
+// toolStep: runs the step's tool calls (tool-step-run.ts), then logs the plugins' notices for the next
+// step and the step's end. An ask returns to the workflow, which waits durably for a decision and calls
+// again with it.
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Context } from '@temporalio/activity';
+import type { ToolStepInput, ToolStepOutcome } from '../shared/activity-contracts.js';
+import type { ActivityContext } from './activity-context.js';
+import { failpoint } from './failpoints.js';
+import { ingressDrafts, noticeDrafts, noticeRefs, type SourcedNotice } from './inbox-drafts.js';
+import type { SessionRuntime } from './session-runtime.js';
+import { ToolStepRun } from './tool-step-run.js';
+
+export async function toolStep(context: ActivityContext, input: ToolStepInput): Promise<ToolStepOutcome> {
+  const { cache, runtime } = context;
+  return context.guarded(input.sessionId, async () => {
+    const { sessionId, turn, step } = input;
+    let session = await cache.load(sessionId);
+    session = await cache.append(session, ingressDrafts(session, input.ingress));
+    const open = session.state.openStep;
+    if (!open || open.turn !== turn || open.step !== step || open.assistantSeq === null) {
+      // Already ended by an earlier attempt.
+      return { ...(await context.outcome(session, input.knownHead)), pendingApproval: null, enqueued: [] };
+    }
+    const assistant = session.events[open.assistantSeq];
+    const calls = assistant?.type === 'assistant/message' ? assistant.toolCalls : [];
+    const activity = Context.current();
+    const run = new ToolStepRun(context, session, input, workspaceOf(runtime, sessionId), activity.cancellationSignal);
+    const heartbeat = setInterval(() => activity.heartbeat(), runtime.heartbeatMs);
+    try {
+      const pendingApproval = await run.runCalls(calls);
+      if (pendingApproval) {
+        return { ...(await context.outcome(run.session, input.knownHead)), pendingApproval, enqueued: [] };
+      }
+    } finally {
+      clearInterval(heartbeat);
+    }
+
+    // Plugins may leave notices for the next step; they are logged as injected context. They see the
+    // staged results; a plugin that throws must not cost the results of tools that already ran.
+    let notices: readonly SourcedNotice[] = [];
+    try {
+      if (runtime.afterTools) notices = await runtime.afterTools(run.stepContext());
+    } catch (error) {
+      await cache.append(run.session, []);
+      throw error;
+    }
+    session = await cache.append(run.session, [
+      ...noticeDrafts(run.session, notices, turn, step),
+      { type: 'step/end', at: Date.now(), turn, step },
+    ]);
+    failpoint('tool-after-append');
+    return {
+      ...(await context.outcome(session, input.knownHead)),
+      pendingApproval: null,
+      enqueued: noticeRefs(notices, turn, step),
+    };
+  });
+}
+
+/** The session's workspace on this host, created on first use. */
+function workspaceOf(runtime: SessionRuntime, sessionId: string): string {
+  const dir = runtime.workspaceFor ? runtime.workspaceFor(sessionId) : join(tmpdir(), 'dh-workspaces', sessionId);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
