@@ -11,77 +11,18 @@ import {
   type StoredRow,
   type StoredState,
 } from './append-plan.js';
-import { assertSeq, assertSessionId, listLimit, readRange, sessionNotFound, type EventRow } from './event-row.js';
+import { assertSeq, assertSessionId, listLimit, readRange, sessionNotFound } from './event-row.js';
 import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
 import type { LogKey } from './log-key.js';
 import { rowsToEvents } from './rows-to-events.js';
+import {
+  applySchema,
+  prepareStatements,
+  rowOfColumns,
+  type ReadColumns,
+  type SqliteStatements,
+} from './sqlite-statements.js';
 import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS sessions (
-  session_id TEXT NOT NULL PRIMARY KEY,
-  created_at INTEGER NOT NULL,
-  parent_session_id TEXT,
-  chain_anchor TEXT
-) STRICT;
-CREATE TABLE IF NOT EXISTS events (
-  session_id TEXT NOT NULL REFERENCES sessions (session_id),
-  seq INTEGER NOT NULL CHECK (seq >= 0),
-  type TEXT NOT NULL,
-  key TEXT NOT NULL,
-  message_id TEXT CHECK (message_id IS NULL OR type = 'inbox/enqueue'),
-  digest TEXT NOT NULL,
-  at INTEGER NOT NULL,
-  body TEXT NOT NULL,
-  chain TEXT,
-  mac TEXT,
-  PRIMARY KEY (session_id, seq),
-  UNIQUE (session_id, key)
-) STRICT;
-CREATE UNIQUE INDEX IF NOT EXISTS events_inbox_message_id ON events (session_id, message_id)
-  WHERE message_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS sessions_newest_first ON sessions (created_at DESC, session_id DESC);
-`;
-
-/**
- * Columns added after the first release: a database created before them gets them by ALTER TABLE at open
- * (its old rows keep NULL there: they were written before the chain, and are never rewritten).
- */
-const ADDED_COLUMNS: ReadonlyArray<readonly [table: string, column: string]> = [
-  ['sessions', 'chain_anchor'],
-  ['events', 'chain'],
-  ['events', 'mac'],
-];
-
-const ROW_COLUMNS = 'seq, type, key, message_id AS messageId, digest, at, body, chain';
-
-/**
- * What `read` selects, in the order `rowOfColumns` takes them: its statement returns each row as a plain
- * array (better-sqlite3's raw mode), about a third cheaper on a long log than an object with named keys.
- */
-const READ_COLUMNS = 'seq, type, key, message_id, digest, at, body, chain';
-type ReadColumns = [
-  seq: number,
-  type: EventRow['type'],
-  key: string,
-  messageId: string | null,
-  digest: string,
-  at: number,
-  body: string,
-  chain: string | null,
-];
-
-function rowOfColumns(columns: ReadColumns): EventRow {
-  return {
-    seq: columns[0],
-    type: columns[1],
-    key: columns[2],
-    messageId: columns[3],
-    digest: columns[4],
-    at: columns[5],
-    body: columns[6],
-  };
-}
 
 export interface SqliteSessionStoreOptions {
   /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
@@ -117,7 +58,7 @@ type Outcome = { readonly ok: true; readonly result: AppendResult } | { readonly
 
 export class SqliteSessionStore implements SessionStore {
   private readonly db: Database.Database;
-  private readonly stmt: ReturnType<typeof prepareStatements>;
+  private readonly stmt: SqliteStatements;
   /** One append in a transaction of its own; inside an open transaction, in a savepoint instead. */
   private readonly appendTx: (prepared: PreparedAppend) => AppendResult;
   private readonly groupTx: (batch: readonly QueuedAppend[], outcomes: Outcome[]) => void;
@@ -157,8 +98,7 @@ export class SqliteSessionStore implements SessionStore {
       db.pragma('synchronous = FULL');
       db.pragma('foreign_keys = ON');
       db.transaction(() => {
-        db.exec(SCHEMA);
-        addMissingColumns(db);
+        applySchema(db);
       }).immediate();
       return new SqliteSessionStore(db, options);
     } catch (error) {
@@ -367,49 +307,6 @@ export class SqliteSessionStore implements SessionStore {
   private headOf(sessionId: string): number {
     const last = this.stmt.lastSeq.get(sessionId) as { seq: number } | undefined;
     return last === undefined ? 0 : last.seq + 1;
-  }
-}
-
-function prepareStatements(db: Database.Database) {
-  return {
-    insertSession: db.prepare(
-      `INSERT INTO sessions (session_id, created_at, parent_session_id, chain_anchor) VALUES (?, ?, ?, ?)
-       ON CONFLICT DO NOTHING`,
-    ),
-    selectSession: db.prepare('SELECT chain_anchor AS anchor FROM sessions WHERE session_id = ?'),
-    lastSeq: db.prepare('SELECT seq FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1'),
-    lastRow: db.prepare('SELECT seq, chain FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1'),
-    rowsInRange: db.prepare(`SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? AND seq < ?`),
-    rowsByKeys: db.prepare(
-      `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND key IN (SELECT value FROM json_each(?))`,
-    ),
-    rowsByMessageIds: db.prepare(
-      `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = ? AND message_id IN (SELECT value FROM json_each(?))`,
-    ),
-    insertEvent: db.prepare(
-      `INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body, chain, mac)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    readChain: db.prepare(
-      'SELECT seq, at, digest, chain, mac FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq',
-    ),
-    readRange: db
-      .prepare(`SELECT ${READ_COLUMNS} FROM events WHERE session_id = ? AND seq >= ? AND seq < ? ORDER BY seq`)
-      .raw(true),
-    list: db.prepare(
-      `SELECT s.session_id AS sessionId, s.created_at AS createdAt, s.parent_session_id AS parentSessionId,
-         COALESCE((SELECT e.seq FROM events e WHERE e.session_id = s.session_id ORDER BY e.seq DESC LIMIT 1) + 1, 0)
-           AS head
-       FROM sessions s ORDER BY s.created_at DESC, s.session_id DESC LIMIT ?`,
-    ),
-  };
-}
-
-/** Adds the columns a database created by an earlier release lacks (see ADDED_COLUMNS); no-op otherwise. */
-function addMissingColumns(db: Database.Database): void {
-  for (const [table, column] of ADDED_COLUMNS) {
-    const columns = db.pragma(`table_info(${table})`) as Array<{ name: string }>;
-    if (!columns.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} TEXT`);
   }
 }
 
