@@ -1,11 +1,11 @@
 // closeTurn: ends a turn: answers its open tool calls (`interrupted` if started, `skipped` if not), ends
 // the open step and logs `turn/end` with the reason. Returns the queue as the log holds it.
 import { repairDrafts, type Session } from '../core/index.js';
-import type { CloseTurnInput, OpenSessionOutcome } from '../shared/activity-contracts.js';
+import type { CloseTurnInput, CloseTurnOutcome } from '../shared/activity-contracts.js';
 import type { ActivityContext } from './activity-context.js';
 import { ingressDrafts, queuedRefs } from './inbox-drafts.js';
 
-export async function closeTurn(context: ActivityContext, input: CloseTurnInput): Promise<OpenSessionOutcome> {
+export async function closeTurn(context: ActivityContext, input: CloseTurnInput): Promise<CloseTurnOutcome> {
   const { cache } = context;
   return context.guarded(input.sessionId, async () => {
     let session = await cache.load(input.sessionId);
@@ -33,10 +33,8 @@ export async function closeTurn(context: ActivityContext, input: CloseTurnInput)
     session = await cache.append(session, drafts);
     return {
       ...(await context.outcome(session, input.knownHead)),
-      repaired: 0,
       lastTurn: session.state.lastTurn,
       queue: queuedRefs(session),
-      messageIds: [],
     };
   });
 }

@@ -173,6 +173,15 @@ export interface CloseTurnInput extends InboxInput {
   readonly refuse?: { readonly claim: readonly string[] };
 }
 
+/**
+ * What closing a turn leaves: the queue as the log holds it. Results recorded before this type carry
+ * `repaired: 0` and `messageIds: []` as well (closeTurn returned an OpenSessionOutcome); nothing read them.
+ */
+export interface CloseTurnOutcome extends AppendOutcome {
+  readonly lastTurn: number;
+  readonly queue: readonly QueuedRef[];
+}
+
 export interface CompactInput extends InboxInput {
   readonly compactionId: string;
   readonly trigger: 'pressure' | 'manual' | 'overflow' | 'prune';

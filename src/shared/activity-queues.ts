@@ -4,6 +4,7 @@ import type {
   AppendOutcome,
   CloseStepInput,
   CloseTurnInput,
+  CloseTurnOutcome,
   CompactInput,
   CompactOutcome,
   InboxInput,
@@ -23,7 +24,7 @@ export interface SessionActivities {
   readonly toolStep: (input: ToolStepInput) => Promise<ToolStepOutcome>;
   readonly closeStep: (input: CloseStepInput) => Promise<AppendOutcome>;
   readonly compact: (input: CompactInput) => Promise<CompactOutcome>;
-  readonly closeTurn: (input: CloseTurnInput) => Promise<OpenSessionOutcome>;
+  readonly closeTurn: (input: CloseTurnInput) => Promise<CloseTurnOutcome>;
 }
 
 /** Log appends and repairs on the session's own queue. */
