@@ -20,10 +20,8 @@ import { addUsage, emptyUsage, usageTotal } from '../core/usage-sum.js';
 import type {
   AppendOutcome,
   ApprovalDecisionInput,
-  IngressMessage,
   LoopInstance,
   PendingApproval,
-  QueuedRef,
 } from '../shared/activity-contracts.js';
 import {
   contentLimitProblem,
@@ -53,6 +51,7 @@ import {
   toolActivities as toolProxy,
 } from './activity-proxies.js';
 import { decodeRawArguments } from './decode-raw-arguments.js';
+import { Inbox } from './inbox.js';
 import {
   rawApproveUpdate,
   rawCloseSignal,
@@ -70,8 +69,6 @@ import {
   SESSION_TURNS_ATTRIBUTE,
 } from '../shared/search-attributes.js';
 
-/** How many recent message ids the workflow remembers for deduplication (the store is the authority). */
-const RECENT_IDS = 2_000;
 /** Longest `lastRejection` kept: it names a payload problem (which can quote a key) and is carried over. */
 const MAX_REJECTION_CHARS = 500;
 const INTERRUPTED = Symbol('interrupted');
@@ -85,11 +82,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   // status, current turn/step, the abort flag and scope, a pending approval and its decision) ----
   let head = carry?.head ?? 0;
   let lastTurn = carry?.lastTurn ?? 0;
-  let queue: QueuedRef[] = [...(carry?.queue ?? [])];
-  let ingress: IngressMessage[] = [...(carry?.ingress ?? [])];
-  let wakeLatched = carry?.wakeLatched ?? false;
-  const recentIds: string[] = [...(carry?.recentMessageIds ?? [])];
-  const seenIds = new Set(recentIds);
+  const inbox = new Inbox(carry);
   let instance: LoopInstance = carry?.instance ?? { id: uuid4(), headerRecorded: false };
   let closing = carry?.closing ?? false;
   let sessionSteps = carry?.sessionSteps ?? 0;
@@ -101,11 +94,6 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   let currentStep = 0;
   let aborting = false;
   let activeScope: CancellationScope | null = null;
-  /**
-   * What the model step in flight claimed: those messages stay in `queue` until its outcome is absorbed
-   * (or the turn ends), but nothing waits behind them any more (see `accept`'s position).
-   */
-  let inFlightClaim: ReadonlySet<string> = new Set();
   let lastTurnEnd: SessionStateView['lastTurnEnd'] = carry?.lastTurnEnd ?? null;
   const usage = emptyUsage();
   addUsage(usage, carry?.usage);
@@ -119,12 +107,6 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   const modelActivities = modelProxy();
 
   // ---- handlers: registered before the first await ----
-  const remember = (messageId: string): void => {
-    seenIds.add(messageId);
-    recentIds.push(messageId);
-    if (recentIds.length > RECENT_IDS) seenIds.delete(recentIds.shift() ?? '');
-  };
-
   const accept = (
     payload: z.infer<typeof MessageSignalShape>,
     requested: InboxTarget,
@@ -132,31 +114,14 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     origin: MessageOrigin,
   ): SendReceipt => {
     const messageId = payload.messageId ?? uuid4();
-    if (seenIds.has(messageId)) {
-      return { messageId, position: -1, target: requested, duplicate: true, downgraded: false };
-    }
-    // A waking next-step send aimed at a dying turn would never be claimed: requeue it for the next
-    // turn and latch the wake, so a fresh turn starts once the session is idle again.
-    const downgraded = aborting && requested === 'next-step' && wakeup;
-    const target: InboxTarget = downgraded ? 'next-turn' : requested;
-    if (downgraded) wakeLatched = true;
-    // Ahead of it: what waits in its queue, less what the step in flight has claimed already. (Not
-    // `waiting()`: a signal buffered before the handlers exist runs inside setHandler, before it is defined.)
-    const position = [...queue, ...ingress].filter(
-      (m) => m.target === target && !inFlightClaim.has(m.messageId),
-    ).length;
-    ingress.push({
-      messageId,
-      target,
+    return inbox.accept(
+      { messageId, content: payload.content, source: payload.source },
+      requested,
       wakeup,
       origin,
-      ...(payload.source !== undefined ? { source: payload.source } : {}),
-      content: payload.content,
-      downgraded,
-      at: Date.now(),
-    });
-    remember(messageId);
-    return { messageId, position, target, duplicate: false, downgraded };
+      aborting,
+      () => Date.now(),
+    );
   };
 
   const reject = (signal: string, problem: string): void => {
@@ -284,21 +249,16 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     },
   );
   setHandler(stateQuery, (): SessionStateView => {
-    const all = [...queue, ...ingress];
     return {
       sessionId,
       status: closing && status === 'idle' ? 'closed' : status,
       turn: status === 'idle' ? lastTurn : currentTurn,
       step: status === 'idle' ? 0 : currentStep,
-      queues: {
-        nextTurn: all.filter((m) => m.target === 'next-turn').length,
-        nextStep: all.filter((m) => m.target === 'next-step').length,
-        notYetLogged: ingress.length,
-      },
+      queues: inbox.counts(),
       head,
       rejectedSignals,
       lastRejection,
-      wakeLatched,
+      wakeLatched: inbox.wakeLatched,
       closing,
       lastTurnEnd,
       usage: { ...usage },
@@ -321,28 +281,9 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     ]);
   };
 
-  const absorb = (outcome: AppendOutcome, passed: readonly IngressMessage[], claimed: readonly string[] = []): void => {
+  const absorb = (outcome: AppendOutcome, passed: ReturnType<Inbox['pass']>, claimed: readonly string[] = []): void => {
     head = outcome.head;
-    const passedIds = new Set(passed.map((m) => m.messageId));
-    ingress = ingress.filter((m) => !passedIds.has(m.messageId));
-    const claimedIds = new Set(claimed);
-    queue = [
-      ...queue.filter((m) => !claimedIds.has(m.messageId)),
-      ...passed
-        .filter((m) => !claimedIds.has(m.messageId))
-        .map((m) => ({ messageId: m.messageId, target: m.target, wakeup: m.wakeup, downgraded: m.downgraded })),
-    ];
-  };
-  const waiting = (): Array<QueuedRef | IngressMessage> => [...queue, ...ingress];
-  const hasWake = (): boolean => wakeLatched || waiting().some((m) => m.wakeup);
-  const hasNextStep = (): boolean => waiting().some((m) => m.target === 'next-step');
-  const claimFor = (step: number): string[] => {
-    const all = waiting();
-    const first = step === 1 ? all.find((m) => m.target === 'next-turn') : undefined;
-    return [
-      ...(first ? [first.messageId] : []),
-      ...all.filter((m) => m.target === 'next-step').map((m) => m.messageId),
-    ];
+    inbox.absorb(passed, claimed);
   };
 
   /** Runs an activity in a scope the interrupt signal can cancel. */
@@ -366,7 +307,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     error?: { code: string; message: string },
     refuse?: { claim: readonly string[] },
   ) => {
-    const passed = ingress.slice();
+    const passed = inbox.pass();
     const outcome = await sessionActivities.closeTurn({
       sessionId,
       knownHead: head,
@@ -378,14 +319,14 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       ...(refuse ? { refuse } : {}),
     });
     absorb(outcome, passed);
-    queue = [...outcome.queue];
+    inbox.replaceQueue(outcome.queue);
     lastTurn = outcome.lastTurn;
     lastTurnEnd = { turn, reason, errorCode: error?.code ?? null };
   };
 
   /** Compacts between steps (or while idle); not interruptible, so a compaction is never left half done. */
   const compactNow = async (trigger: 'pressure' | 'manual' | 'overflow' | 'prune'): Promise<void> => {
-    const passed = ingress.slice();
+    const passed = inbox.pass();
     compactRequested = null;
     const outcome = await modelActivities.compact({
       sessionId,
@@ -406,7 +347,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     const startedAt = Date.now();
     currentTurn = turn;
     status = 'running';
-    wakeLatched = false;
+    inbox.clearWakeLatch();
     publish('running');
     let turnTokens = 0;
     let turnStarted = false;
@@ -433,16 +374,15 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
                 code: 'SESSION_BUDGET_SPENT',
                 message: `the session budget is spent (${sessionSteps} of ${limits.maxSessionSteps} steps, ${sessionTokens} of ${limits.maxSessionTokens} tokens)`,
               },
-              { claim: claimFor(step) },
+              { claim: inbox.claimFor(step) },
             );
           }
           return await endTurn(turn, 'budget');
         }
         currentStep = step;
         if (compactRequested) await compactNow(compactRequested === 'prune' ? 'prune' : 'manual');
-        const claim = claimFor(step);
-        inFlightClaim = new Set(claim);
-        const passed = ingress.slice();
+        const claim = inbox.claimInFlight(step);
+        const passed = inbox.pass();
         // Context pressure: first prune old tool outputs, then summarize, then send regardless.
         const checkPressure = limits.compactAt > 0 && pressureRounds < 2;
         let result: Awaited<ReturnType<typeof modelActivities.modelStep>> | typeof INTERRUPTED;
@@ -467,7 +407,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
           overflowed = true;
           turnStarted = true;
           lastTurn = turn;
-          const closePassed = ingress.slice();
+          const closePassed = inbox.pass();
           absorb(
             await sessionActivities.closeStep({
               sessionId,
@@ -481,14 +421,14 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
             closePassed,
             claim,
           );
-          inFlightClaim = new Set();
+          inbox.settleInFlight();
           await compactNow('overflow');
           continue;
         }
         if (result === INTERRUPTED) return await endTurn(turn, 'aborted');
         if (result.outcome === 'compact') {
           // Nothing was claimed: the step runs again after the compaction, with a fresh claim.
-          inFlightClaim = new Set();
+          inbox.settleInFlight();
           turnStarted = true;
           lastTurn = turn;
           absorb(result, passed);
@@ -502,7 +442,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         lastTurn = turn;
         instance = { ...instance, headerRecorded: true };
         absorb(result, passed, claim);
-        inFlightClaim = new Set();
+        inbox.settleInFlight();
         sessionSteps++;
         const tokens = addUsage(usage, result.usage);
         turnTokens += tokens;
@@ -516,7 +456,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
           const tools = toolProxy(hostTaskQueue);
           let decisions: ApprovalDecisionInput[] = [];
           for (;;) {
-            const toolPassed = ingress.slice();
+            const toolPassed = inbox.pass();
             const given = decisions;
             const outcome = await cancellable(() =>
               tools.toolStep({
@@ -531,7 +471,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
             );
             if (outcome === INTERRUPTED) return await endTurn(turn, 'aborted');
             absorb(outcome, toolPassed);
-            queue.push(...(outcome.enqueued ?? []).filter((m) => !queue.some((q) => q.messageId === m.messageId)));
+            inbox.enqueue(outcome.enqueued ?? []);
             if (!outcome.pendingApproval) break;
             // Wait durably for the `approve` update; no decision in time fails closed.
             const waiting = outcome.pendingApproval;
@@ -544,7 +484,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
           if (aborting) return await endTurn(turn, 'aborted');
           continue;
         }
-        if (!hasNextStep()) return await endTurn(turn, 'completed');
+        if (!inbox.hasNextStep()) return await endTurn(turn, 'completed');
       }
     } catch (error) {
       // Retries are exhausted or the failure is not retryable (gate refusal, auth, bad request).
@@ -555,7 +495,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       await endTurn(turn, 'error', { code, message });
     } finally {
       // An interrupted or failed step's claim leaves `queue` with the turn's end (closeTurn's queue).
-      inFlightClaim = new Set();
+      inbox.settleInFlight();
       aborting = false;
       status = 'idle';
       currentStep = 0;
@@ -571,8 +511,8 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     hostTaskQueue = opened.hostTaskQueue;
     head = opened.head;
     lastTurn = opened.lastTurn;
-    queue = [...opened.queue];
-    for (const id of opened.messageIds) remember(id);
+    inbox.replaceQueue(opened.queue);
+    for (const id of opened.messageIds) inbox.remember(id);
     // A run over an existing log (a resume after close) continues its budgets and its state view from
     // the log; runs recorded before totals existed have none and start from zero as they did.
     const totals = opened.totals;
@@ -589,8 +529,8 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     await condition(
       () =>
         closing ||
-        hasWake() ||
-        ingress.length > 0 ||
+        inbox.hasWake() ||
+        inbox.notYetLogged > 0 ||
         compactRequested !== null ||
         workflowInfo().continueAsNewSuggested,
     );
@@ -600,10 +540,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       const next: SessionCarry = {
         head,
         lastTurn,
-        queue,
-        ingress,
-        wakeLatched,
-        recentMessageIds: recentIds,
+        ...inbox.toCarry(),
         instance,
         closing,
         sessionSteps,
@@ -623,12 +560,12 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         carry: next,
       });
     }
-    if (compactRequested && !hasWake()) {
+    if (compactRequested && !inbox.hasWake()) {
       // A manual compaction while idle; a failure leaves nothing open (closeTurn abandons it).
       try {
         await compactNow(compactRequested === 'prune' ? 'prune' : 'manual');
       } catch {
-        const passed = ingress.slice();
+        const passed = inbox.pass();
         const closed = await sessionActivities.closeTurn({
           sessionId,
           knownHead: head,
@@ -642,13 +579,13 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       continue;
     }
     // Closing drains: messages accepted before the close still run; new ones are refused.
-    if (hasWake()) {
+    if (inbox.hasWake()) {
       await runTurn();
       continue;
     }
-    if (ingress.length > 0) {
+    if (inbox.notYetLogged > 0) {
       // Non-waking messages (injects) are logged while idle so the log shows them; they ride the next step.
-      const passed = ingress.slice();
+      const passed = inbox.pass();
       absorb(await sessionActivities.appendInbox({ sessionId, knownHead: head, ingress: passed }), passed);
       continue;
     }

@@ -1,0 +1,182 @@
+// The session's inbox: messages accepted but not yet logged (the ingress), logged ones waiting in the
+// queue, the dedupe window, the wake latch and the claim of the step in flight. Pure: the workflow hands
+// it ids and times, so every rule here is tested without a server.
+import type { InboxTarget, MessageOrigin, UserContent } from '../core/index.js';
+import { RECENT_MESSAGE_IDS, toQueuedRef, type IngressMessage, type QueuedRef } from '../shared/activity-contracts.js';
+import type { SendReceipt } from '../shared/session-messages.js';
+
+/** What the inbox hands over to a continued run (fields of `SessionCarry`). */
+export interface InboxCarry {
+  readonly queue: readonly QueuedRef[];
+  readonly ingress: readonly IngressMessage[];
+  readonly wakeLatched: boolean;
+  readonly recentMessageIds: readonly string[];
+}
+
+/** A message as a signal or update delivers it, its id already chosen (the sender's, or a fresh one). */
+export interface IncomingMessage {
+  readonly messageId: string;
+  readonly content: UserContent;
+  readonly source?: string | undefined;
+}
+
+export class Inbox {
+  private queue: QueuedRef[];
+  private ingress: IngressMessage[];
+  private latched: boolean;
+  private readonly recentIds: string[];
+  private readonly seenIds: Set<string>;
+  /**
+   * What the model step in flight claimed: those messages stay in `queue` until its outcome is absorbed
+   * (or the turn ends), but nothing waits behind them any more (see `accept`'s position).
+   */
+  private inFlightClaim: ReadonlySet<string> = new Set();
+
+  constructor(carry?: InboxCarry) {
+    this.queue = [...(carry?.queue ?? [])];
+    this.ingress = [...(carry?.ingress ?? [])];
+    this.latched = carry?.wakeLatched ?? false;
+    this.recentIds = [...(carry?.recentMessageIds ?? [])];
+    this.seenIds = new Set(this.recentIds);
+  }
+
+  /** Adds an id to the dedupe window; the oldest falls out past `RECENT_MESSAGE_IDS` (the store is the authority). */
+  remember(messageId: string): void {
+    this.seenIds.add(messageId);
+    this.recentIds.push(messageId);
+    if (this.recentIds.length > RECENT_MESSAGE_IDS) this.seenIds.delete(this.recentIds.shift() ?? '');
+  }
+
+  /**
+   * Takes a message into the ingress, or names it a duplicate. `turnDying`: an interrupt is ending the
+   * turn in flight. `now` gives the time of arrival (asked only for a message taken in).
+   */
+  accept(
+    message: IncomingMessage,
+    requested: InboxTarget,
+    wakeup: boolean,
+    origin: MessageOrigin,
+    turnDying: boolean,
+    now: () => number,
+  ): SendReceipt {
+    const { messageId } = message;
+    if (this.seenIds.has(messageId)) {
+      return { messageId, position: -1, target: requested, duplicate: true, downgraded: false };
+    }
+    // A waking next-step send aimed at a dying turn would never be claimed: requeue it for the next
+    // turn and latch the wake, so a fresh turn starts once the session is idle again.
+    const downgraded = turnDying && requested === 'next-step' && wakeup;
+    const target: InboxTarget = downgraded ? 'next-turn' : requested;
+    if (downgraded) this.latched = true;
+    // Ahead of it: what waits in its queue, less what the step in flight has claimed already.
+    const position = this.waiting().filter((m) => m.target === target && !this.inFlightClaim.has(m.messageId)).length;
+    this.ingress.push({
+      messageId,
+      target,
+      wakeup,
+      origin,
+      ...(message.source !== undefined ? { source: message.source } : {}),
+      content: message.content,
+      downgraded,
+      at: now(),
+    });
+    this.remember(messageId);
+    return { messageId, position, target, duplicate: false, downgraded };
+  }
+
+  /** The ingress as it stands, to hand to an append activity (which logs it) before absorbing its outcome. */
+  pass(): readonly IngressMessage[] {
+    return this.ingress.slice();
+  }
+
+  /**
+   * An append activity logged `passed`: they leave the ingress and join the queue, less what the step
+   * `claimed` (claimed messages leave the queue too). Messages accepted while it ran stay in the ingress.
+   */
+  absorb(passed: readonly IngressMessage[], claimed: readonly string[] = []): void {
+    const passedIds = new Set(passed.map((m) => m.messageId));
+    this.ingress = this.ingress.filter((m) => !passedIds.has(m.messageId));
+    const claimedIds = new Set(claimed);
+    this.queue = [
+      ...this.queue.filter((m) => !claimedIds.has(m.messageId)),
+      ...passed.filter((m) => !claimedIds.has(m.messageId)).map(toQueuedRef),
+    ];
+  }
+
+  /** What a step would claim: the first next-turn message on a turn's first step, then every next-step one. */
+  claimFor(step: number): string[] {
+    const all = this.waiting();
+    const first = step === 1 ? all.find((m) => m.target === 'next-turn') : undefined;
+    return [
+      ...(first ? [first.messageId] : []),
+      ...all.filter((m) => m.target === 'next-step').map((m) => m.messageId),
+    ];
+  }
+
+  /** Claims for the model step about to run; `accept` counts no message of it as ahead any more. */
+  claimInFlight(step: number): string[] {
+    const claim = this.claimFor(step);
+    this.inFlightClaim = new Set(claim);
+    return claim;
+  }
+
+  /** The step in flight is over: its claim was absorbed, dropped (a compaction first), or ends with the turn. */
+  settleInFlight(): void {
+    this.inFlightClaim = new Set();
+  }
+
+  /** The queue as the log has it (openSession, closeTurn): the store is the authority. */
+  replaceQueue(queue: readonly QueuedRef[]): void {
+    this.queue = [...queue];
+  }
+
+  /** Messages a tool step queued (plugin notices), less those already queued. */
+  enqueue(refs: readonly QueuedRef[]): void {
+    this.queue.push(...refs.filter((m) => !this.queue.some((q) => q.messageId === m.messageId)));
+  }
+
+  hasWake(): boolean {
+    return this.latched || this.waiting().some((m) => m.wakeup);
+  }
+
+  hasNextStep(): boolean {
+    return this.waiting().some((m) => m.target === 'next-step');
+  }
+
+  /** A turn starts: the latched wake (a downgraded send) has done its job. */
+  clearWakeLatch(): void {
+    this.latched = false;
+  }
+
+  get wakeLatched(): boolean {
+    return this.latched;
+  }
+
+  /** Messages accepted but not yet logged. */
+  get notYetLogged(): number {
+    return this.ingress.length;
+  }
+
+  /** Waiting messages per target, for the state query. */
+  counts(): { nextTurn: number; nextStep: number; notYetLogged: number } {
+    const all = this.waiting();
+    return {
+      nextTurn: all.filter((m) => m.target === 'next-turn').length,
+      nextStep: all.filter((m) => m.target === 'next-step').length,
+      notYetLogged: this.ingress.length,
+    };
+  }
+
+  toCarry(): InboxCarry {
+    return {
+      queue: this.queue,
+      ingress: this.ingress,
+      wakeLatched: this.latched,
+      recentMessageIds: this.recentIds,
+    };
+  }
+
+  private waiting(): Array<QueuedRef | IngressMessage> {
+    return [...this.queue, ...this.ingress];
+  }
+}
