@@ -7,6 +7,12 @@ import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createSessionActivities } from '../activities/session-activities.js';
 import type { SessionRuntime } from '../activities/session-runtime.js';
+import type {
+  HostQueueActivities,
+  ModelQueueActivities,
+  SessionActivities,
+  SessionQueueRegistrations,
+} from '../shared/activity-queues.js';
 import type { TemporalTls } from '../config/temporal-tls.js';
 import { DhError } from '../core/index.js';
 import type { Telemetry } from '../observability/telemetry.js';
@@ -75,13 +81,12 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
   const workflowCode = await workflowCodeFor(options);
   const connection = await connect(options.address, options.tls);
   const hostQueue = hostTaskQueue(options.taskQueue, sanitize(options.hostId ?? hostname()));
-  const activities = createSessionActivities({ ...options.runtime, hostTaskQueue: hostQueue });
+  const activities = queueActivities(createSessionActivities({ ...options.runtime, hostTaskQueue: hostQueue }));
   // Heartbeats carry cancellation: flush them every second so an interrupt lands within about a
   // second instead of 80% of the heartbeat timeout.
   const common = {
     connection,
     namespace: options.namespace,
-    activities,
     maxHeartbeatThrottleInterval: '1 second',
     defaultHeartbeatThrottleInterval: '1 second',
     ...(options.dataConverter !== undefined ? { dataConverter: options.dataConverter } : {}),
@@ -98,17 +103,21 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
     Worker.create({
       ...common,
       taskQueue: options.taskQueue,
+      // Its local activities (openSession) run here too.
+      activities: activities.session,
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
       ...workflowCode,
     }),
     Worker.create({
       ...common,
       taskQueue: modelTaskQueue(options.taskQueue),
+      activities: activities.model,
       maxConcurrentActivityTaskExecutions: options.modelConcurrency ?? 16,
     }),
     Worker.create({
       ...common,
       taskQueue: hostQueue,
+      activities: activities.host,
       maxConcurrentActivityTaskExecutions: options.toolConcurrency ?? 16,
     }),
   ]);
@@ -136,6 +145,20 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
       for (const worker of workers) if (worker.getState() === 'RUNNING') worker.shutdown();
       await Promise.resolve();
     },
+  };
+}
+
+/** Each queue's worker registers only what is scheduled on that queue (shared/activity-queues.ts). */
+function queueActivities(all: SessionActivities): {
+  readonly session: SessionQueueRegistrations;
+  readonly model: ModelQueueActivities;
+  readonly host: HostQueueActivities;
+} {
+  const { openSession, closeTurn, closeStep, appendInbox, modelStep, compact, toolStep } = all;
+  return {
+    session: { openSession, closeTurn, closeStep, appendInbox, toolStep, modelStep },
+    model: { modelStep, compact },
+    host: { toolStep },
   };
 }
 

@@ -1,12 +1,17 @@
 // One place for the session activities' timeouts, retry policies and task queues (retryability itself
-// is decided once, at the activity edge, by toApplicationFailure).
+// is decided once, at the activity edge, by toApplicationFailure). Each proxy offers only its queue's set.
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
-import type { SessionActivities } from '../shared/activity-queues.js';
+import type {
+  HostQueueActivities,
+  LocalSessionActivities,
+  ModelQueueActivities,
+  SessionQueueActivities,
+} from '../shared/activity-queues.js';
 import { modelTaskQueue } from '../shared/task-queues.js';
 
 /** Appends and repairs, on the session's own task queue: short, retried until the store answers. */
 export function sessionActivities() {
-  return proxyActivities<SessionActivities>({
+  return proxyActivities<SessionQueueActivities>({
     startToCloseTimeout: '1 minute',
     retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
   });
@@ -20,7 +25,7 @@ export function sessionActivities() {
  * A failure to open is the workflow's direct cause (a local activity's failure is not wrapped).
  */
 export function localSessionActivities() {
-  return proxyLocalActivities<SessionActivities>({
+  return proxyLocalActivities<LocalSessionActivities>({
     startToCloseTimeout: '1 minute',
     retry: { initialInterval: '500 milliseconds', maximumInterval: '30 seconds' },
   });
@@ -33,7 +38,7 @@ export function localSessionActivities() {
  * default is TRY_CANCEL, which would not wait).
  */
 export function modelActivities() {
-  return proxyActivities<SessionActivities>({
+  return proxyActivities<ModelQueueActivities>({
     taskQueue: modelTaskQueue(workflowInfo().taskQueue),
     startToCloseTimeout: '20 minutes',
     heartbeatTimeout: '10 seconds',
@@ -44,10 +49,11 @@ export function modelActivities() {
 
 /**
  * Tool steps, on the task queue of the host that holds the session's workspace, so a retry never runs
- * a tool against another machine's disk. Same liveness and cancellation rules as the model step.
+ * a tool against another machine's disk. Same liveness and cancellation rules as the model step. A run
+ * that never learnt its host queue schedules them on its own queue (see SessionQueueRegistrations).
  */
 export function toolActivities(hostTaskQueue: string | undefined) {
-  return proxyActivities<SessionActivities>({
+  return proxyActivities<HostQueueActivities>({
     ...(hostTaskQueue !== undefined ? { taskQueue: hostTaskQueue } : {}),
     startToCloseTimeout: '1 hour',
     heartbeatTimeout: '10 seconds',
