@@ -2,25 +2,19 @@
 // every request byte-exact before judging it, rejects what real providers reject, and answers valid
 // requests with the script's replies, faults and simulated prefix-cache usage.
 import { appendFileSync } from 'node:fs';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { apiError, type ApiError } from './api-error.js';
+import { apiError } from './api-error.js';
 import { buildUsage } from './build-usage.js';
 import { canonicalInput, canonicalOutput, completionTokenCounts } from './canonical-tokens.js';
-import type { ChatCompletionChunk, ModelList, Usage } from './chat-completion-response.js';
+import type { ModelList, Usage } from './chat-completion-response.js';
+import { pause, playReply, sendError, sendJson } from './play-reply.js';
 import { PrefixCache, type CacheLookup } from './prefix-cache.js';
-import {
-  CREATED_EPOCH_SECONDS,
-  completionBody,
-  emptyChunk,
-  replyTurn,
-  responseMeta,
-  streamChunks,
-  type ResponseMeta,
-} from './render-reply.js';
+import { recordHeaders } from './record-headers.js';
+import { CREATED_EPOCH_SECONDS, replyTurn, responseMeta } from './render-reply.js';
 import { ReplyQueue } from './reply-queue.js';
-import { loadScript, parseScript, type CacheMode, type Fault, type Reply, type Script } from './script.js';
+import { loadScript, parseScript, type CacheMode, type Script } from './script.js';
+import { statusFault } from './status-fault.js';
 import { validateRequest } from './validate-request.js';
 
 export interface RecordedRequest {
@@ -69,110 +63,9 @@ export interface StartScriptedProviderOptions {
   cache?: CacheMode;
 }
 
-export const REDACTED = '[redacted]';
-const CREDENTIAL_HEADERS = new Set(['x-api-key', 'api-key']);
-
-/** Keeps the scheme of an `Authorization` value and masks the rest: keys are never recorded. */
-function redactCredential(value: string): string {
-  const scheme = /^\s*([A-Za-z][\w.+-]*)\s+\S/.exec(value);
-  return scheme ? `${scheme[1]} ${REDACTED}` : REDACTED;
-}
-
-function recordHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, raw] of Object.entries(headers)) {
-    if (raw === undefined) continue;
-    const value = Array.isArray(raw) ? raw.join(', ') : raw;
-    if (name === 'authorization' || name === 'proxy-authorization') out[name] = redactCredential(value);
-    else if (CREDENTIAL_HEADERS.has(name)) out[name] = REDACTED;
-    else out[name] = value;
-  }
-  return out;
-}
-
 function isAbort(error: unknown): boolean {
   return error instanceof Error && error.name === 'AbortError';
 }
-
-/** Writes and waits until the bytes are handed to the socket (so a later destroy cannot drop them). */
-function write(res: ServerResponse, data: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    res.write(data, (error) => (error ? reject(error) : resolve()));
-  });
-}
-
-async function pause(ms: number, signal: AbortSignal): Promise<void> {
-  if (ms > 0) await sleep(ms, undefined, { signal });
-  else if (signal.aborted) throw signal.reason;
-}
-
-function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener('abort', () => resolve(), { once: true });
-  });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-function sendError(res: ServerResponse, error: ApiError, requestId: string): void {
-  sendJson(res, error.status, error.body, { 'x-request-id': requestId, ...error.headers });
-}
-
-const STATUS_CODES: Readonly<Record<number, { type: string; code: string }>> = {
-  400: { type: 'invalid_request_error', code: 'invalid_request_error' },
-  401: { type: 'authentication_error', code: 'invalid_api_key' },
-  402: { type: 'invalid_request_error', code: 'insufficient_balance' },
-  403: { type: 'permission_error', code: 'permission_denied' },
-  404: { type: 'invalid_request_error', code: 'not_found' },
-  413: { type: 'invalid_request_error', code: 'request_too_large' },
-  422: { type: 'invalid_request_error', code: 'invalid_parameters' },
-  429: { type: 'requests', code: 'rate_limit_exceeded' },
-};
-
-/** The error answer of an HTTP-status fault, or undefined for faults that play out on a 200. */
-function statusFault(fault: Fault | undefined): ApiError | undefined {
-  switch (fault?.kind) {
-    case 'rate-limit':
-      return apiError(429, fault.message ?? 'Rate limit reached for requests (scripted fault). Please retry later.', {
-        type: 'requests',
-        code: 'rate_limit_exceeded',
-        headers: {
-          'retry-after': String(Math.ceil(fault.retryAfterSeconds)),
-          'retry-after-ms': String(Math.round(fault.retryAfterSeconds * 1000)),
-        },
-      });
-    case 'server-error':
-      return apiError(
-        fault.status,
-        fault.message ?? 'The server had an error while processing your request (scripted fault).',
-        {
-          type: 'server_error',
-          code: 'server_error',
-        },
-      );
-    case 'status': {
-      const known = STATUS_CODES[fault.status];
-      return apiError(fault.status, fault.message ?? `Scripted ${fault.status} fault.`, {
-        type: fault.type ?? known?.type ?? (fault.status >= 500 ? 'server_error' : 'invalid_request_error'),
-        code: fault.code ?? known?.code ?? (fault.status >= 500 ? 'server_error' : 'invalid_request_error'),
-      });
-    }
-    default:
-      return undefined;
-  }
-}
-
-const SSE_HEADERS = {
-  'content-type': 'text/event-stream; charset=utf-8',
-  'cache-control': 'no-cache',
-  connection: 'keep-alive',
-};
-
-const sse = (chunk: ChatCompletionChunk): string => `data: ${JSON.stringify(chunk)}\n\n`;
 
 export async function startScriptedProvider(options: StartScriptedProviderOptions): Promise<ScriptedProvider> {
   const script =
@@ -264,7 +157,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
     const signal = AbortSignal.any([lifetime.signal, closeSignal(res)]);
     await pause(reply.delayMs, signal);
     if (failure !== undefined) return sendError(res, failure, requestId);
-    await play(res, reply, meta, usage ?? zeroUsage, stream, signal, requestId);
+    await playReply(res, reply, meta, usage ?? zeroUsage, stream, signal, requestId);
   }
 
   const server = createServer((req, res) => {
@@ -329,79 +222,4 @@ function closeSignal(res: ServerResponse): AbortSignal {
   const controller = new AbortController();
   res.once('close', () => controller.abort());
   return controller.signal;
-}
-
-/** Plays a reply (or a 200-level fault) onto the response. */
-async function play(
-  res: ServerResponse,
-  reply: Reply,
-  meta: ResponseMeta,
-  usage: Usage,
-  stream: boolean,
-  signal: AbortSignal,
-  requestId: string,
-): Promise<void> {
-  const fault = reply.fault;
-  const headers = stream ? SSE_HEADERS : { 'content-type': 'application/json' };
-  if (fault?.kind === 'disconnect' && !stream) {
-    res.socket?.destroy();
-    return;
-  }
-  if (fault?.kind === 'hang') {
-    res.writeHead(200, { ...headers, 'x-request-id': requestId });
-    res.flushHeaders();
-    const timer = fault.keepAlive
-      ? setInterval(() => {
-          // A comment line in SSE; leading whitespace (legal before JSON) otherwise.
-          res.write(stream ? ': keep-alive\n\n' : ' ');
-        }, fault.keepAliveIntervalMs)
-      : undefined;
-    try {
-      await untilAborted(signal);
-    } finally {
-      clearInterval(timer);
-    }
-    res.destroy();
-    return;
-  }
-  if (!stream) {
-    if (fault?.kind === 'malformed-sse') {
-      res.writeHead(200, { ...headers, 'x-request-id': requestId });
-      res.end(`{"id":"${meta.id}","object":"chat.completion","choices":[{"index":0,"message":{"role":"assist`);
-      return;
-    }
-    const empty = fault?.kind === 'empty';
-    return sendJson(res, 200, completionBody(reply, meta, empty ? undefined : usage, empty), {
-      'x-request-id': requestId,
-    });
-  }
-
-  res.writeHead(200, { ...headers, 'x-request-id': requestId });
-  res.flushHeaders();
-  if (fault?.kind === 'empty') {
-    await write(res, sse(emptyChunk(meta)));
-    res.end('data: [DONE]\n\n');
-    return;
-  }
-  const chunks = streamChunks(reply, meta, usage);
-  if (fault?.kind === 'malformed-sse') {
-    const first = chunks[0];
-    if (first) await write(res, sse(first));
-    await pause(reply.chunkDelayMs, signal);
-    res.end(
-      `data: {"id":"${meta.id}","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"unterminated\n\n`,
-    );
-    return;
-  }
-  const limit = fault?.kind === 'disconnect' ? fault.afterChunks : Number.POSITIVE_INFINITY;
-  for (const [i, chunk] of chunks.entries()) {
-    if (i >= limit) break;
-    if (i > 0) await pause(reply.chunkDelayMs, signal);
-    await write(res, sse(chunk));
-  }
-  if (fault?.kind === 'disconnect') {
-    res.socket?.destroy();
-    return;
-  }
-  res.end('data: [DONE]\n\n');
 }
