@@ -8,7 +8,6 @@ import {
   isCancellation,
   patched,
   upsertSearchAttributes,
-  ActivityFailure,
   ApplicationFailure,
   setHandler,
   uuid4,
@@ -51,6 +50,7 @@ import {
   toolActivities as toolProxy,
 } from './activity-proxies.js';
 import { decodeRawArguments } from './decode-raw-arguments.js';
+import { failureMessage, failureType, turnError } from './failures.js';
 import { Inbox } from './inbox.js';
 import {
   rawApproveUpdate,
@@ -488,11 +488,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
       }
     } catch (error) {
       // Retries are exhausted or the failure is not retryable (gate refusal, auth, bad request).
-      const failure =
-        error instanceof ActivityFailure && error.cause instanceof ApplicationFailure ? error.cause : null;
-      const code = failure?.type ?? 'ACTIVITY_FAILED';
-      const message = failure?.message ?? (error instanceof Error ? error.message : String(error));
-      await endTurn(turn, 'error', { code, message });
+      await endTurn(turn, 'error', turnError(error));
     } finally {
       // An interrupted or failed step's claim leaves `queue` with the turn's end (closeTurn's queue).
       inbox.settleInFlight();
@@ -594,16 +590,4 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   await condition(allHandlersFinished);
   publish('closed');
   return { sessionId, head, turns: lastTurn, closedBy: 'close' };
-}
-
-/** The stable failure type of an activity failure (set by toApplicationFailure), if any. */
-function failureType(error: unknown): string | undefined {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure
-    ? (error.cause.type ?? undefined)
-    : undefined;
-}
-
-function failureMessage(error: unknown): string {
-  if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) return error.cause.message;
-  return error instanceof Error ? error.message : String(error);
 }
