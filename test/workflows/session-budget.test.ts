@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
-import { closeSignal, followupSignal, stateQuery } from '../../src/shared/session-messages.js';
+import { closeSignal, followupSignal } from '../../src/shared/session-messages.js';
 import { startHarness, waitForState, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 
 const turnEnds = (events: readonly SessionEvent[]) =>
@@ -35,7 +35,8 @@ describe('a spent session budget', () => {
     await handle.signal(followupSignal, { content: 'third' });
     const after = await waitForTurnEnd(h.store, 'spent', 3);
     expect(turnEnds(after).slice(2)).toEqual(['3:budget:SESSION_BUDGET_SPENT']);
-    const state = await handle.query(stateQuery);
+    // The log holds turn/end before the workflow has taken closeTurn's result: wait for the state to catch up.
+    const state = await waitForState(handle, (s) => s.status === 'idle' && s.lastTurnEnd?.turn === 3);
     expect(state.lastTurnEnd).toMatchObject({ turn: 3, reason: 'budget', errorCode: 'SESSION_BUDGET_SPENT' });
     expect(h.provider.requests().filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(1);
     expect((await checkHistoryMirror(h.client, h.store, 'spent')).ok).toBe(true);

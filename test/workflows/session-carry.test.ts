@@ -193,7 +193,8 @@ describe('state and session budgets across continue-as-new', () => {
       const events = await waitForTurnEnd(h.store, c.id, 4, 30_000);
       expect(turnEnds(events)).toEqual(['1:completed', '2:completed', '3:completed', '4:budget']);
       expect(events.filter((e) => e.type === 'step/start' && e.turn === 4)).toHaveLength(1);
-      const state = await handle.query(stateQuery);
+      // The log holds turn/end before the workflow has taken closeTurn's result: wait for the state to catch up.
+      const state = await waitForState(handle, (s) => s.status === 'idle' && s.lastTurnEnd?.turn === 4);
       expect(state.lastTurnEnd).toEqual({ turn: 4, reason: 'budget', errorCode: null });
       const { inputUncached, cacheRead, output, reasoning } = state.usage;
       if (c.id === 'tokens') expect(inputUncached + cacheRead + output + reasoning).toBe(4_000);

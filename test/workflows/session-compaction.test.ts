@@ -3,7 +3,7 @@
 // a long tool-using session that stays bounded.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPACTION_INSTRUCTION, deriveMessages, type SessionEvent } from '../../src/core/index.js';
-import { compactUpdate, followupSignal, stateQuery } from '../../src/shared/session-messages.js';
+import { compactUpdate, followupSignal } from '../../src/shared/session-messages.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import { echoTool } from '../helpers/test-tools.js';
 import {
@@ -127,6 +127,7 @@ describe('compaction', () => {
       reason: 'error',
       error: { code: 'CONTEXT_LENGTH_EXCEEDED' },
     });
-    expect((await handle.query(stateQuery)).status).toBe('idle');
+    // The log holds turn/end before the workflow has taken closeTurn's result: wait for the state to catch up.
+    await waitForState(handle, (s) => s.status === 'idle' && s.lastTurnEnd?.turn === 3);
   });
 });
