@@ -1,0 +1,28 @@
+// Ending a turn: closeTurn logs its end and hands back the queue as the log has it.
+import type { SessionProxies } from './session-proxies.js';
+import type { SessionState } from './session-state.js';
+import { withIngress } from './with-ingress.js';
+
+export async function endTurn(
+  state: SessionState,
+  proxies: SessionProxies,
+  turn: number,
+  reason: 'completed' | 'aborted' | 'max-steps' | 'budget' | 'error',
+  error?: { code: string; message: string },
+  refuse?: { claim: readonly string[] },
+): Promise<void> {
+  const outcome = await withIngress(state, (cursor) =>
+    proxies.session.closeTurn({
+      sessionId: state.sessionId,
+      ...cursor,
+      turn,
+      reason,
+      ...(error ? { error } : {}),
+      at: Date.now(),
+      ...(refuse ? { refuse } : {}),
+    }),
+  );
+  state.inbox.replaceQueue(outcome.queue);
+  state.lastTurn = outcome.lastTurn;
+  state.lastTurnEnd = { turn, reason, errorCode: error?.code ?? null };
+}

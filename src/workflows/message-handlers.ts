@@ -1,0 +1,179 @@
+// The session's signal, update and query handlers. Every signal and update arrives raw
+// (raw-message-definitions.ts): a payload the workflow cannot decode is refused here, never thrown where
+// it would fail the workflow task.
+import { ApplicationFailure, patched, setHandler, uuid4 } from '@temporalio/workflow';
+import type { z } from 'zod';
+import type { InboxTarget, MessageOrigin } from '../core/index.js';
+import {
+  contentLimitProblem,
+  jsonContentLimitProblem,
+  MessageSignalShape,
+  payloadProblem,
+  ApprovePayload,
+  CompactPayload,
+  SendUpdatePayload,
+  SendUpdateShape,
+  stateQuery,
+  type SendReceipt,
+} from '../shared/session-messages.js';
+import { decodeRawArguments } from './decode-raw-arguments.js';
+import {
+  rawApproveUpdate,
+  rawCloseSignal,
+  rawCompactUpdate,
+  rawFollowupSignal,
+  rawInjectSignal,
+  rawInterruptSignal,
+  rawSendUpdate,
+  rawSteerSignal,
+  type RawArguments,
+} from './raw-message-definitions.js';
+import { stateView, type SessionState } from './session-state.js';
+
+/** Longest `lastRejection` kept: it names a payload problem (which can quote a key) and is carried over. */
+const MAX_REJECTION_CHARS = 500;
+
+type MessagePayload = z.infer<typeof MessageSignalShape>;
+
+/** Registers every handler; call it before the run's first await (signals buffered since the start run in it). */
+export function registerMessageHandlers(state: SessionState): void {
+  const accept = (
+    payload: MessagePayload,
+    target: InboxTarget,
+    wakeup: boolean,
+    origin: MessageOrigin,
+  ): SendReceipt => {
+    const messageId = payload.messageId ?? uuid4();
+    return state.inbox.accept(
+      { messageId, content: payload.content, source: payload.source },
+      target,
+      wakeup,
+      origin,
+      state.aborting,
+      () => Date.now(),
+    );
+  };
+  const reject = (signal: string, problem: string): void => {
+    state.rejectedSignals++;
+    state.lastRejection = `${signal}: ${problem}`.slice(0, MAX_REJECTION_CHARS);
+  };
+  const messageSignal =
+    (name: string, target: InboxTarget, wakeup: boolean, origin: MessageOrigin) =>
+    (...args: RawArguments): void => {
+      if (state.closing) return reject(name, 'the session is closing');
+      const decoded = decodeRawArguments(args);
+      if (!decoded.ok) return reject(name, decoded.problem);
+      const parsed = MessageSignalShape.safeParse(decoded.first);
+      if (!parsed.success) return reject(name, payloadProblem(parsed.error));
+      const tooLarge = signalContentProblem(parsed.data.content);
+      if (tooLarge !== null) return reject(name, `content: ${tooLarge}`);
+      accept(parsed.data, target, wakeup, origin);
+    };
+  setHandler(rawFollowupSignal, messageSignal('followup', 'next-turn', true, 'followup'));
+  setHandler(rawSteerSignal, messageSignal('steer', 'next-step', true, 'steer'));
+  setHandler(rawInjectSignal, messageSignal('inject', 'next-step', false, 'inject'));
+  // `interrupt` and `close` take no payload: whatever they carry is never decoded, so it cannot stop them.
+  setHandler(rawInterruptSignal, () => {
+    if (state.status !== 'running' || state.aborting) return;
+    state.aborting = true;
+    state.status = 'aborting';
+    state.activeScope?.cancel();
+  });
+  setHandler(rawCloseSignal, () => {
+    state.closing = true;
+  });
+
+  const refuseWhenClosing = (): void => {
+    if (state.closing) {
+      throw ApplicationFailure.nonRetryable(`session "${state.sessionId}" is closing`, 'SESSION_CLOSED');
+    }
+  };
+  // Each handler decodes its payload again: a validator does not run on replay. The handlers check the
+  // shape only, not the content limits. A handler runs only for an update its validator accepted (now, or
+  // in the recorded run), so a later change of the limits (patch `content-limit-characters`) can never
+  // make a recorded update fail in its handler.
+  setHandler(
+    rawSendUpdate,
+    (...args: RawArguments) => {
+      const parsed = updatePayload('send', SendUpdateShape, args);
+      const origin: MessageOrigin = parsed.target === 'next-turn' ? 'followup' : parsed.wakeup ? 'steer' : 'inject';
+      return accept(parsed, parsed.target, parsed.wakeup, origin);
+    },
+    {
+      validator: (...args: RawArguments) => {
+        const parsed = updatePayload('send', SendUpdatePayload, args);
+        refuseWhenClosing();
+        const turnNow = state.status === 'idle' ? state.lastTurn : state.currentTurn;
+        if (parsed.expectedTurn !== undefined && parsed.expectedTurn !== turnNow) {
+          throw ApplicationFailure.nonRetryable(
+            `expected turn ${parsed.expectedTurn}, the session is at turn ${turnNow}`,
+            'TURN_PRECONDITION_FAILED',
+          );
+        }
+      },
+    },
+  );
+  setHandler(
+    rawApproveUpdate,
+    (...args: RawArguments) => {
+      const parsed = updatePayload('approval', ApprovePayload, args);
+      state.approvals.set(parsed.callId, {
+        callId: parsed.callId,
+        decision: parsed.decision,
+        ...(parsed.by !== undefined ? { by: parsed.by } : {}),
+        ...(parsed.reason !== undefined ? { reason: parsed.reason } : {}),
+      });
+      return { callId: parsed.callId, decision: parsed.decision };
+    },
+    {
+      validator: (...args: RawArguments) => {
+        const parsed = updatePayload('approval', ApprovePayload, args);
+        // One decision per call: a second one (or one for a call nobody asked about) is refused.
+        if (state.pendingApproval?.callId !== parsed.callId || state.approvals.has(parsed.callId)) {
+          throw ApplicationFailure.nonRetryable(
+            `no tool call "${parsed.callId}" is waiting for approval`,
+            'NO_PENDING_APPROVAL',
+          );
+        }
+      },
+    },
+  );
+  setHandler(
+    rawCompactUpdate,
+    (...args: RawArguments) => {
+      state.compactRequested = updatePayload('compact request', CompactPayload, args)?.prune ? 'prune' : 'summary';
+      return { accepted: true as const };
+    },
+    {
+      validator: (...args: RawArguments) => {
+        updatePayload('compact request', CompactPayload, args);
+        refuseWhenClosing();
+      },
+    },
+  );
+  setHandler(stateQuery, () => stateView(state));
+}
+
+/**
+ * The content limit a signal is held to. It counts characters of content now; runs recorded before
+ * patch `content-limit-characters` counted the content's JSON form, and replaying one must refuse and
+ * accept what it did then. The patch is asked only when the two rules disagree (rare), so an ordinary
+ * history carries no marker.
+ */
+function signalContentProblem(content: MessagePayload['content']): string | null {
+  const now = contentLimitProblem(content);
+  const before = jsonContentLimitProblem(content);
+  if ((now === null) === (before === null)) return now;
+  return patched('content-limit-characters') ? now : before;
+}
+
+/** An update's payload, decoded and parsed; a failure is the update's INVALID_PAYLOAD refusal. */
+function updatePayload<T>(what: string, schema: z.ZodType<T>, args: RawArguments): T {
+  const decoded = decodeRawArguments(args);
+  if (!decoded.ok) throw ApplicationFailure.nonRetryable(`invalid ${what}: ${decoded.problem}`, 'INVALID_PAYLOAD');
+  const parsed = schema.safeParse(decoded.first);
+  if (!parsed.success) {
+    throw ApplicationFailure.nonRetryable(`invalid ${what}: ${payloadProblem(parsed.error)}`, 'INVALID_PAYLOAD');
+  }
+  return parsed.data;
+}

@@ -1,0 +1,93 @@
+// One model step: claim what waits for it, ask the model, and count the answer. Context pressure and a
+// context overflow compact instead, and say how the turn carries on.
+import type { ModelStepOutcome } from '../shared/activity-contracts.js';
+import { addUsage } from '../core/usage-sum.js';
+import { cancellable, INTERRUPTED, type Interrupted } from './cancellable.js';
+import { compactNow } from './compact-now.js';
+import { failureMessage, failureType } from './failures.js';
+import type { SessionProxies } from './session-proxies.js';
+import type { SessionState } from './session-state.js';
+import type { TurnProgress } from './turn-progress.js';
+import { withIngress } from './with-ingress.js';
+
+/**
+ * The answer, counted; or `compacted`: nothing was claimed, the same step runs again after the
+ * compaction; or `overflowed`: the step ended with its error and was compacted, a new step follows.
+ */
+export type ModelStepResult = ModelStepOutcome | Interrupted | 'compacted' | 'overflowed';
+
+export async function modelStep(
+  state: SessionState,
+  proxies: SessionProxies,
+  progress: TurnProgress,
+  step: number,
+): Promise<ModelStepResult> {
+  const { limits } = state;
+  const { turn } = progress;
+  const claim = state.inbox.claimInFlight(step);
+  // Context pressure: first prune old tool outputs, then summarize, then send regardless.
+  const checkPressure = limits.compactAt > 0 && progress.pressureRounds < 2;
+  let result: ModelStepOutcome | Interrupted;
+  try {
+    result = await withIngress(
+      state,
+      (cursor) =>
+        cancellable(state, () =>
+          proxies.model.modelStep({
+            sessionId: state.sessionId,
+            ...cursor,
+            instance: state.instance,
+            turn,
+            step,
+            startTurn: !progress.started,
+            claim,
+            at: Date.now(),
+            ...(checkPressure ? { compactAt: limits.compactAt } : {}),
+          }),
+        ),
+      // A step that asks for a compaction first claimed nothing.
+      (answer) => (answer.outcome === 'compact' ? [] : claim),
+    );
+  } catch (error) {
+    // A context overflow ends this step with its error, compacts, and carries on in a new step — once.
+    if (failureType(error) !== 'CONTEXT_LENGTH_EXCEEDED' || progress.overflowed) throw error;
+    progress.overflowed = true;
+    progress.started = true;
+    state.lastTurn = turn;
+    await withIngress(
+      state,
+      (cursor) =>
+        proxies.session.closeStep({
+          sessionId: state.sessionId,
+          ...cursor,
+          turn,
+          step,
+          error: { code: 'CONTEXT_LENGTH_EXCEEDED', message: failureMessage(error) },
+          at: Date.now(),
+        }),
+      () => claim,
+    );
+    state.inbox.settleInFlight();
+    await compactNow(state, proxies, 'overflow');
+    return 'overflowed';
+  }
+  if (result === INTERRUPTED) return INTERRUPTED;
+  if (result.outcome === 'compact') {
+    state.inbox.settleInFlight();
+    progress.started = true;
+    state.lastTurn = turn;
+    await compactNow(state, proxies, progress.pressureRounds === 0 ? 'prune' : 'pressure');
+    progress.pressureRounds++;
+    return 'compacted';
+  }
+  progress.pressureRounds = 0;
+  progress.started = true;
+  state.lastTurn = turn;
+  state.instance = { ...state.instance, headerRecorded: true };
+  state.inbox.settleInFlight();
+  state.sessionSteps++;
+  const tokens = addUsage(state.usage, result.usage);
+  progress.tokens += tokens;
+  state.sessionTokens += tokens;
+  return result;
+}

@@ -1,0 +1,154 @@
+// The session workflow's state, and how it comes from and goes back into `SessionCarry` (continue-as-new),
+// from an opened log (openSession), and out as the `state` query's view.
+import type { CancellationScope } from '@temporalio/workflow';
+import type { Usage } from '../core/index.js';
+import { addUsage, emptyUsage, usageTotal } from '../core/usage-sum.js';
+import type {
+  ApprovalDecisionInput,
+  LoopInstance,
+  OpenSessionOutcome,
+  PendingApproval,
+} from '../shared/activity-contracts.js';
+import type { SessionStateView, SessionStatus } from '../shared/session-messages.js';
+import {
+  DEFAULT_LIMITS,
+  type SessionCarry,
+  type SessionLimits,
+  type SessionWorkflowInput,
+} from '../shared/session-workflow-input.js';
+import { Inbox } from './inbox.js';
+
+/**
+ * One run's state. Carried across continue-as-new (see SessionCarry), except what only lives inside a
+ * turn: status, current turn/step, the abort flag and scope, a pending approval and its decision.
+ */
+export interface SessionState {
+  readonly sessionId: string;
+  readonly limits: SessionLimits;
+  readonly inbox: Inbox;
+  /** Runs continued before this one. */
+  readonly continuedRuns: number;
+  head: number;
+  lastTurn: number;
+  instance: LoopInstance;
+  closing: boolean;
+  sessionSteps: number;
+  sessionTokens: number;
+  rejectedSignals: number;
+  lastRejection: string | null;
+  status: SessionStatus;
+  currentTurn: number;
+  currentStep: number;
+  aborting: boolean;
+  /** The scope of the interruptible activity in flight, which the interrupt signal cancels. */
+  activeScope: CancellationScope | null;
+  lastTurnEnd: SessionStateView['lastTurnEnd'];
+  readonly usage: Usage;
+  hostTaskQueue: string | undefined;
+  pendingApproval: PendingApproval | null;
+  readonly approvals: Map<string, ApprovalDecisionInput>;
+  compactRequested: 'summary' | 'prune' | null;
+  compactions: number;
+}
+
+/**
+ * A run's starting state: the carry's, or a fresh one. `newInstanceId` is asked only without a carry
+ * (it draws from the workflow's seeded random, so when it is asked is part of the history).
+ */
+export function sessionStateFrom(input: SessionWorkflowInput, newInstanceId: () => string): SessionState {
+  const carry = input.carry;
+  const usage = emptyUsage();
+  addUsage(usage, carry?.usage);
+  return {
+    sessionId: input.sessionId,
+    limits: { ...DEFAULT_LIMITS, ...input.limits },
+    inbox: new Inbox(carry),
+    continuedRuns: carry?.continuedRuns ?? 0,
+    head: carry?.head ?? 0,
+    lastTurn: carry?.lastTurn ?? 0,
+    instance: carry?.instance ?? { id: newInstanceId(), headerRecorded: false },
+    closing: carry?.closing ?? false,
+    sessionSteps: carry?.sessionSteps ?? 0,
+    sessionTokens: carry?.sessionTokens ?? 0,
+    rejectedSignals: carry?.rejectedSignals ?? 0,
+    lastRejection: carry?.lastRejection ?? null,
+    status: 'idle',
+    currentTurn: 0,
+    currentStep: 0,
+    aborting: false,
+    activeScope: null,
+    lastTurnEnd: carry?.lastTurnEnd ?? null,
+    usage,
+    hostTaskQueue: carry?.hostTaskQueue,
+    pendingApproval: null,
+    approvals: new Map(),
+    compactRequested: carry?.compactRequested ?? null,
+    compactions: carry?.compactions ?? 0,
+  };
+}
+
+/** Takes over what openSession found in the log (a run without a carry). */
+export function applyOpened(state: SessionState, opened: OpenSessionOutcome): void {
+  state.hostTaskQueue = opened.hostTaskQueue;
+  state.head = opened.head;
+  state.lastTurn = opened.lastTurn;
+  state.inbox.replaceQueue(opened.queue);
+  for (const id of opened.messageIds) state.inbox.remember(id);
+  // A run over an existing log (a resume after close) continues its budgets and its state view from
+  // the log; runs recorded before totals existed have none and start from zero as they did.
+  const totals = opened.totals;
+  if (totals) {
+    state.sessionSteps = totals.steps;
+    Object.assign(state.usage, totals.usage);
+    state.sessionTokens = usageTotal(state.usage);
+    state.compactions = totals.compactions;
+    state.lastTurnEnd = totals.lastTurnEnd;
+  }
+}
+
+/** The carry of the next run. Its fields and their order are the contract with it (docs/versioning.md). */
+export function toCarry(state: SessionState): SessionCarry {
+  const inbox = state.inbox.toCarry();
+  const { hostTaskQueue, compactRequested, lastTurnEnd, lastRejection } = state;
+  return {
+    head: state.head,
+    lastTurn: state.lastTurn,
+    queue: inbox.queue,
+    ingress: inbox.ingress,
+    wakeLatched: inbox.wakeLatched,
+    recentMessageIds: inbox.recentMessageIds,
+    instance: state.instance,
+    closing: state.closing,
+    sessionSteps: state.sessionSteps,
+    sessionTokens: state.sessionTokens,
+    rejectedSignals: state.rejectedSignals,
+    continuedRuns: state.continuedRuns + 1,
+    ...(hostTaskQueue !== undefined ? { hostTaskQueue } : {}),
+    ...(compactRequested !== null ? { compactRequested } : {}),
+    ...(lastTurnEnd !== null ? { lastTurnEnd } : {}),
+    usage: { ...state.usage },
+    compactions: state.compactions,
+    ...(lastRejection !== null ? { lastRejection } : {}),
+  };
+}
+
+/** The `state` query's answer. */
+export function stateView(state: SessionState): SessionStateView {
+  const { status } = state;
+  return {
+    sessionId: state.sessionId,
+    status: state.closing && status === 'idle' ? 'closed' : status,
+    turn: status === 'idle' ? state.lastTurn : state.currentTurn,
+    step: status === 'idle' ? 0 : state.currentStep,
+    queues: state.inbox.counts(),
+    head: state.head,
+    rejectedSignals: state.rejectedSignals,
+    lastRejection: state.lastRejection,
+    wakeLatched: state.inbox.wakeLatched,
+    closing: state.closing,
+    lastTurnEnd: state.lastTurnEnd,
+    usage: { ...state.usage },
+    pendingApproval: state.pendingApproval,
+    compactions: state.compactions,
+  };
+}
