@@ -44,8 +44,10 @@ describe('interrupts, budgets and close on a real Temporal server', () => {
           },
           { match: { lastUserContains: 'after the interrupt' }, text: 'fresh turn', repeat: 3 },
           {
+            // Minutes long, so only the interrupt ends this step. At 10 s it could finish first under load: the
+            // interrupt then landed while the turn was closing (still running, step 1) and it completed.
             match: { lastUserContains: 'long stream to interrupt' },
-            text: 'word '.repeat(200),
+            text: 'word '.repeat(4000),
             chunkSize: 5,
             chunkDelayMs: 50,
           },
