@@ -198,11 +198,12 @@ async function connect(address: string, tls: TemporalTls | undefined): Promise<N
   } catch (error) {
     const reason = (error instanceof Error ? error.message : String(error)).replace(/\s+/g, ' ').trim();
     // An mTLS server drops a client without a certificate after the handshake: the native error only
-    // says "broken pipe", so name the likely cause.
+    // says "broken pipe" — or, when the drop lands while the client is still writing, "operation was
+    // canceled … connection closed" (seen on a loaded machine) — so name the likely cause.
     const hint =
       tls !== undefined &&
       tls.clientCertPair === undefined &&
-      /broken pipe|connection reset|certificate ?required/i.test(reason)
+      /broken pipe|connection reset|connection closed|certificate ?required/i.test(reason)
         ? ' (no client certificate was offered; a server that requires mTLS drops the connection like this)'
         : '';
     throw new DhError(
