@@ -1,5 +1,6 @@
 // What the session activities need from the worker's composition root: the store, the provider, how
-// the request header is composed, and the hooks (contracts in plugins/contracts.ts). Plugins build this (worker.ts).
+// the request header is composed, and the hooks (contracts in plugins/contracts.ts). Plugins build this
+// (src/worker/default-plugins.ts).
 import type { BuiltRequest, RequestHeader, SessionEvent } from '../core/index.js';
 import type {
   ClaimedMessage,
@@ -16,7 +17,6 @@ import type { SessionCacheLimits } from './session-cache.js';
 import type { SessionStore } from '../stores/session-store.js';
 
 // Not a second name: src/worker/default-header.ts still imports the tool contract from here.
-export type { ToolDefinition } from '../plugins/contracts.js';
 
 export interface HeaderContext {
   readonly sessionId: string;

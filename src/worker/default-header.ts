@@ -1,7 +1,8 @@
 // The request header a plain worker composes: the configured model and system prompt, the registered
 // tools in a stable order, no session prefix. Plugins replace this composition (default-plugins.ts).
 import type { CallConfig, RequestHeader } from '../core/index.js';
-import type { HeaderContext, ToolDefinition } from '../activities/session-runtime.js';
+import type { HeaderContext } from '../activities/session-runtime.js';
+import type { ToolDefinition } from '../plugins/contracts.js';
 
 export function defaultHeaderComposer(options: {
   config: CallConfig;
