@@ -29,8 +29,9 @@ describe('interrupts, budgets and close on a real Temporal server', () => {
         mode: 'match',
         replies: [
           {
+            // Minutes long, so only the interrupt ends it, however late the signal lands on a loaded machine.
             match: { lastUserContains: 'stream slowly' },
-            text: 'word '.repeat(200),
+            text: 'word '.repeat(4000),
             chunkSize: 5,
             chunkDelayMs: 50,
             repeat: 2,
