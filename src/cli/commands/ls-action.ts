@@ -2,6 +2,7 @@
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { temporalTlsFromEnv } from '../../config/temporal-tls.js';
 import { isExternalTemporal, localStackStatus } from '../../local-stack/local-stack.js';
+import { SESSION_STATUS_ATTRIBUTE } from '../../shared/search-attributes.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
 import type { SessionSummary } from '../../stores/session-store.js';
 import { openStoreOnly } from '../cli-context.js';
@@ -94,7 +95,7 @@ async function workflowStatuses(
           const d = await client.withDeadline(Date.now() + 5_000, () =>
             client.workflow.getHandle(sessionWorkflowId(session.sessionId)).describe(),
           );
-          const attribute = d.searchAttributes.DhSessionStatus?.[0];
+          const attribute = d.typedSearchAttributes.get(SESSION_STATUS_ATTRIBUTE);
           out.set(
             session.sessionId,
             d.status.name === 'RUNNING'
