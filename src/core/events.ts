@@ -20,7 +20,17 @@ const envelope = {
   key: z.string().min(1),
 };
 
-export const TurnEndReason = z.enum(['completed', 'blocked', 'aborted', 'max-steps', 'budget', 'error', 'interrupted']);
+/** `truncated`: the model's last answer stopped at its output limit (`finish_reason: "length"`), not by choice. */
+export const TurnEndReason = z.enum([
+  'completed',
+  'blocked',
+  'aborted',
+  'max-steps',
+  'budget',
+  'error',
+  'interrupted',
+  'truncated',
+]);
 export type TurnEndReason = z.infer<typeof TurnEndReason>;
 
 export const InboxTarget = z.enum(['next-turn', 'next-step']);

@@ -43,6 +43,13 @@ export const RequestHeader = z.strictObject({
   tools: z.array(ToolSchema).optional(),
   /** Opening messages composed once per loop instance (the session prefix), placed before history. */
   prefix: z.array(Message).optional(),
+  /**
+   * The model's context window in tokens (input + output) as the worker knew it when it composed this
+   * header: configured, discovered from the server, or the profile's. Not part of the wire body; context
+   * pressure and the audit read it from here instead of asking a later worker. Absent in headers written
+   * before it was recorded (readers then fall back to the profile).
+   */
+  contextWindow: z.number().int().positive().optional(),
 });
 export type RequestHeader = z.infer<typeof RequestHeader>;
 
