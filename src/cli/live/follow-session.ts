@@ -1,12 +1,13 @@
 // The loop behind `dh run` and `dh attach`: poll the session follower, render, and decide when to stop
 // (the run's own turn ended; or, for attach, the session went idle), watching the workflow on the side.
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { SessionClient } from '../../client/session-client.js';
 import type { EventOf, TurnEndReason, Usage } from '../../core/index.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
 import { SessionFollower } from '../../streaming/session-follower.js';
 import type { DeltaChannel } from '../../streaming/delta-channel.js';
 import type { CliContext } from '../cli-context.js';
+import { FailureReporter } from './failing-activities.js';
 import type { LiveRenderer } from './live-renderer.js';
 
 export type FollowMode =
@@ -39,6 +40,8 @@ export interface FollowOptions {
 
 const WATCH_EVERY_MS = 2_000;
 const NO_WORKER_WARNING_MS = 10_000;
+/** Nothing streamed for this long: the watch also reports activities that fail and are being retried. */
+const QUIET_MS = 1_500;
 
 export async function followSession(
   ctx: CliContext,
@@ -60,6 +63,11 @@ export async function followSession(
   let lastWatch = Date.now();
   const started = Date.now();
   let warnedNoWorker = false;
+  let lastOpAt = Date.now();
+  const failures = new FailureReporter();
+  // Without a renderer (--json) the failures still reach stderr: a script's log shows why nothing happens.
+  const note = (line: string): void =>
+    renderer !== null ? renderer.note(`↻ ${line}`) : void process.stderr.write(`dh: ${line}\n`);
   const result = (outcome: FollowResult['outcome']): FollowResult => ({
     outcome,
     turn: lastEnd?.turn ?? turn,
@@ -75,6 +83,7 @@ export async function followSession(
   for (;;) {
     if (options.detach.aborted) return result('detached');
     const ops = await follower.poll();
+    if (ops.length > 0) lastOpAt = Date.now();
     for (const op of ops) {
       const event = op.type === 'event' || op.type === 'answer' ? op.event : null;
       if (event?.type === 'turn/start') openTurn = event.turn;
@@ -122,7 +131,7 @@ export async function followSession(
 
     if (Date.now() - lastWatch > WATCH_EVERY_MS) {
       lastWatch = Date.now();
-      const status = await workflowStatus(ctx, sessionId);
+      const { status, description } = await watchWorkflow(ctx, sessionId);
       if (status !== 'RUNNING' && status !== 'UNREACHABLE') {
         renderer?.close();
         if (mode.kind === 'message' && status !== 'COMPLETED') {
@@ -132,6 +141,10 @@ export async function followSession(
         for (const op of await follower.poll()) if (mode.kind === 'session') renderer?.op(op);
         renderer?.close();
         return result('closed');
+      }
+      // The same description (no extra call): a step that streams nothing while its activity fails.
+      if (description !== null && Date.now() - lastOpAt > QUIET_MS) {
+        for (const line of failures.notes(description, Date.now())) note(line);
       }
       if (mode.kind === 'message' && turn === null && !warnedNoWorker && Date.now() - started > NO_WORKER_WARNING_MS) {
         warnedNoWorker = true;
@@ -162,17 +175,20 @@ async function isIdle(client: SessionClient, sessionId: string): Promise<boolean
   }
 }
 
-type WorkflowStatusName = string;
+interface WorkflowWatch {
+  /** The workflow's status name, or NOT_FOUND / UNREACHABLE. */
+  readonly status: string;
+  readonly description: WorkflowExecutionDescription | null;
+}
 
-async function workflowStatus(ctx: CliContext, sessionId: string): Promise<WorkflowStatusName> {
+async function watchWorkflow(ctx: CliContext, sessionId: string): Promise<WorkflowWatch> {
   try {
     const description = await ctx.client.withDeadline(Date.now() + 3_000, () =>
       ctx.client.workflow.getHandle(sessionWorkflowId(sessionId)).describe(),
     );
-    return description.status.name;
+    return { status: description.status.name, description };
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return 'NOT_FOUND';
-    return 'UNREACHABLE';
+    return { status: error instanceof WorkflowNotFoundError ? 'NOT_FOUND' : 'UNREACHABLE', description: null };
   }
 }
 
