@@ -1,9 +1,9 @@
 // What `dh worker` does: a session worker in the foreground, on TEMPORAL_ADDRESS or the local stack.
 // stack-commands.ts loads this module only when the command runs: the worker's dependencies are heavy.
 import { writeFileSync } from 'node:fs';
-import type { LogEntry } from '@temporalio/worker';
 import { ensureLocalStack, isExternalTemporal, WORKER_READY_FILE_ENV } from '../../local-stack/local-stack.js';
-import { createLogger, type Logger } from '../../observability/logger.js';
+import { createLogger } from '../../observability/logger.js';
+import { installTemporalLogger } from '../../observability/temporal-logger.js';
 import { startWorker } from '../../worker/start-worker.js';
 import { cliAction } from '../cli-action.js';
 import { assertProviderReady, loadCliConfig } from '../cli-context.js';
@@ -40,20 +40,3 @@ export const workerCommand = cliAction(async () => {
     logger.info('worker stopped');
   }
 });
-
-/** The Temporal SDK's own logs (worker state, activity and workflow failures) as JSON lines too. */
-async function installTemporalLogger(logger: Logger): Promise<void> {
-  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
-  const level = logger.level === 'silent' ? 'ERROR' : logger.level === 'debug' ? 'DEBUG' : logger.level.toUpperCase();
-  const log = (entry: LogEntry): void => {
-    const fields: Record<string, string | number | boolean | null> = { source: 'temporal' };
-    for (const [key, value] of Object.entries(entry.meta ?? {})) {
-      if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
-    }
-    const workflowId = fields.workflowId;
-    if (typeof workflowId === 'string' && workflowId.startsWith('session-')) fields.sessionId = workflowId.slice(8);
-    const at = entry.level === 'TRACE' ? 'debug' : (entry.level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error');
-    logger[at](entry.message, fields);
-  };
-  Runtime.install({ logger: new DefaultLogger(level as 'DEBUG' | 'INFO' | 'WARN' | 'ERROR', log) });
-}

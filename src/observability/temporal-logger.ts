@@ -1,0 +1,41 @@
+// The Temporal SDK's own log lines (worker state, activity and workflow failures) through the project's
+// logger: one JSON line each, with the session id, and a failure's message and code — Temporal logs
+// "Activity failed" once per failed attempt, with its attempt, and that line is where the cause shows.
+import type { LogEntry, LogLevel } from '@temporalio/worker';
+import type { LogFields, Logger } from './logger.js';
+
+/** The fields of one Temporal log entry: its primitive metadata, the failure's message and code, the session. */
+export function temporalLogFields(entry: LogEntry): LogFields {
+  const fields: Record<string, string | number | boolean | null> = { source: 'temporal' };
+  for (const [key, value] of Object.entries(entry.meta ?? {})) {
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;
+    else if (key === 'error' && value instanceof Error) Object.assign(fields, failureFields(value));
+  }
+  const workflowId = fields.workflowId;
+  if (typeof workflowId === 'string' && workflowId.startsWith('session-')) fields.sessionId = workflowId.slice(8);
+  return fields;
+}
+
+/**
+ * A failure as `error` (its message: the activity edge builds it from facts, an API key redacted) and
+ * `errorCode` (an ApplicationFailure's type: the stable code). Never the stack or the details.
+ */
+function failureFields(error: Error): Record<string, string | boolean> {
+  const fields: Record<string, string | boolean> = { error: error.message };
+  const { type, nonRetryable } = error as { type?: unknown; nonRetryable?: unknown };
+  if (typeof type === 'string' && type !== '') fields.errorCode = type;
+  if (nonRetryable === true) fields.nonRetryable = true;
+  return fields;
+}
+
+/** Installs the Temporal runtime's logger (once per process, before the first worker or connection). */
+export async function installTemporalLogger(logger: Logger): Promise<void> {
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+  const level: LogLevel =
+    logger.level === 'silent' ? 'ERROR' : logger.level === 'debug' ? 'DEBUG' : (logger.level.toUpperCase() as LogLevel);
+  const log = (entry: LogEntry): void => {
+    const at = entry.level === 'TRACE' ? 'debug' : (entry.level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error');
+    logger[at](entry.message, temporalLogFields(entry));
+  };
+  Runtime.install({ logger: new DefaultLogger(level, log) });
+}
