@@ -6,6 +6,7 @@ import { openDeltaChannel } from '../../streaming/open-delta-channel.js';
 import { openCliContext, type CliContext } from '../cli-context.js';
 import { CliError, ExitCode, exitCodeForTurn, usageError } from '../exit-codes.js';
 import { cliAction, sessionArg, textArg } from '../cli-action.js';
+import { ctrlC } from '../live/ctrl-c.js';
 import { followSession, type FollowResult } from '../live/follow-session.js';
 import { LiveRenderer } from '../live/live-renderer.js';
 
@@ -57,16 +58,13 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
     traceTiming('accepted');
 
     const detach = new AbortController();
-    let presses = 0;
-    const onSigint = (): void => {
-      presses++;
-      if (presses > 1) {
-        detach.abort();
-        return;
-      }
-      renderer?.note('interrupting the turn… (Ctrl-C again to detach; the session keeps running)');
-      ctx.sessions.interrupt(sessionId, 'Ctrl-C in dh run').catch(() => detach.abort());
-    };
+    const onSigint = ctrlC({
+      first: () => {
+        renderer?.note('interrupting the turn… (Ctrl-C again to detach; the session keeps running)');
+        ctx.sessions.interrupt(sessionId, 'Ctrl-C in dh run').catch(() => detach.abort());
+      },
+      again: () => detach.abort(),
+    });
     const result = await followWhile(onSigint, renderer, () =>
       followSession(ctx, channel, sessionId, {
         fromSeq,
