@@ -83,9 +83,16 @@ export function testStackEnv(providerUrl: string, extra: NodeJS.ProcessEnv = {})
   return { env, home, cleanup: () => rmSync(home, { recursive: true, force: true }) };
 }
 
-export function spawnDh(args: readonly string[], env: NodeJS.ProcessEnv): DhProcess {
+export interface SpawnDhOptions {
+  /** `node` runs `node bin/dh.mjs …`; `npx` runs `npx dh …`, the README's form (npm exec in between). */
+  readonly via?: 'node' | 'npx';
+}
+
+/** `dh …` in a process group of its own (a terminal's Ctrl-C is `process.kill(-pid, 'SIGINT')`, see kill). */
+export function spawnDh(args: readonly string[], env: NodeJS.ProcessEnv, options: SpawnDhOptions = {}): DhProcess {
   const started = Date.now();
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const [command, commandArgs] = options.via === 'npx' ? ['npx', ['dh', ...args]] : [process.execPath, [BIN, ...args]];
+  const child = spawn(command, commandArgs, {
     cwd: REPO_ROOT,
     env,
     detached: true,
