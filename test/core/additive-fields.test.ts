@@ -22,15 +22,14 @@ function session(): Session {
   return s;
 }
 
-const header = (extra: Record<string, unknown>): EventDraft =>
-  ({
-    type: 'request/header',
-    at: 4,
-    turn: 1,
-    step: 1,
-    reason: 'initial',
-    header: { config: { provider: 'llama', model: 'm', maxTokens: 2048 }, ...extra },
-  }) as EventDraft;
+const header = (extra: Record<string, unknown>): EventDraft => ({
+  type: 'request/header',
+  at: 4,
+  turn: 1,
+  step: 1,
+  reason: 'initial',
+  header: { config: { provider: 'llama', model: 'm', maxTokens: 2048 }, ...extra },
+});
 
 describe('additive fields and values', () => {
   it("a header's contextWindow is recorded and read back as the header in force", () => {
