@@ -1,12 +1,12 @@
-// Writing answers onto the HTTP response: JSON bodies and error answers, and a scripted reply played as a
-// stream of SSE chunks or one completion, with its delays and the faults that play out on a 200 (hang,
-// disconnect, malformed SSE, empty answer).
+// Writing answers onto the HTTP response: JSON bodies, error answers and recorded real answers, and a
+// scripted reply played as a stream of SSE chunks or one completion, with its delays and the faults that
+// play out on a 200 (hang, disconnect, malformed SSE, empty answer).
 import type { ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiError } from './api-error.js';
 import type { ChatCompletionChunk, Usage } from './chat-completion-response.js';
 import { completionBody, emptyChunk, streamChunks, type ResponseMeta } from './render-reply.js';
-import type { Reply } from './script.js';
+import type { Fault, Reply } from './script.js';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -50,6 +50,21 @@ export function sendJson(
 /** An error answer, with the request id and the error's own headers (e.g. `retry-after`). */
 export function sendError(res: ServerResponse, error: ApiError, requestId: string): void {
   sendJson(res, error.status, error.body, { 'x-request-id': requestId, ...error.headers });
+}
+
+/** A recorded real answer, replayed as it was: its status, its headers and its body. */
+export function sendRecorded(
+  res: ServerResponse,
+  answer: Extract<Fault, { kind: 'recorded' }>,
+  requestId: string,
+): void {
+  const raw = typeof answer.body === 'string';
+  res.writeHead(answer.status, {
+    'content-type': raw ? 'text/plain; charset=utf-8' : 'application/json',
+    'x-request-id': requestId,
+    ...answer.headers,
+  });
+  res.end(raw ? answer.body : JSON.stringify(answer.body));
 }
 
 /** Plays a reply (or a 200-level fault) onto the response. */

@@ -61,6 +61,16 @@ export const Fault = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('malformed-sse') }),
   /** 200 with a stream (or body) that carries no choices at all. */
   z.strictObject({ kind: z.literal('empty') }),
+  /**
+   * A real server's answer replayed as it was recorded (the provider error fixtures): this status, these
+   * headers, and the body — a string byte for byte, any other JSON value serialized as application/json.
+   */
+  z.strictObject({
+    kind: z.literal('recorded'),
+    status: z.number().int().min(200).max(599),
+    headers: z.record(z.string(), z.string()).default({}),
+    body: z.json(),
+  }),
   /** An arbitrary error status with an OpenAI-style error body. */
   z.strictObject({
     kind: z.literal('status'),

@@ -8,7 +8,7 @@ import { apiError } from './api-error.js';
 import { buildUsage } from './build-usage.js';
 import { canonicalInput, canonicalOutput, completionTokenCounts } from './canonical-tokens.js';
 import type { ModelList, Usage } from './chat-completion-response.js';
-import { pause, playReply, sendError, sendJson } from './play-reply.js';
+import { pause, playReply, sendError, sendJson, sendRecorded } from './play-reply.js';
 import { PrefixCache, type CacheLookup } from './prefix-cache.js';
 import { recordHeaders } from './record-headers.js';
 import { CREATED_EPOCH_SECONDS, replyTurn, responseMeta } from './render-reply.js';
@@ -140,12 +140,13 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
     const stream = request.stream === true;
     const meta = responseMeta(index, request.model, stream && request.stream_options?.include_usage === true);
     const failure = statusFault(reply.fault);
+    const replayed = reply.fault?.kind === 'recorded' ? reply.fault : undefined;
 
     // Cache and usage are settled now, in arrival order, whatever the delays: the simulation stays
-    // deterministic. Status faults never reach the model, so they leave the cache alone; other faults
-    // persist the input, and only a complete output persists the output unit.
+    // deterministic. Status faults and recorded answers never reach the model, so they leave the cache
+    // alone; other faults persist the input, and only a complete output persists the output unit.
     let usage: Usage | undefined;
-    if (failure === undefined) {
+    if (failure === undefined && replayed === undefined) {
       const turn = replyTurn(reply);
       const input = canonicalInput(request);
       const lookup: CacheLookup = cache
@@ -157,6 +158,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
     const signal = AbortSignal.any([lifetime.signal, closeSignal(res)]);
     await pause(reply.delayMs, signal);
     if (failure !== undefined) return sendError(res, failure, requestId);
+    if (replayed !== undefined) return sendRecorded(res, replayed, requestId);
     await playReply(res, reply, meta, usage ?? zeroUsage, stream, signal, requestId);
   }
 

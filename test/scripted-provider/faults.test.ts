@@ -1,6 +1,6 @@
 // Every scripted fault kind over real HTTP: rate limit (retry-after headers), server errors, arbitrary
-// statuses, a socket dropped mid-stream, hangs (with and without keep-alives), malformed SSE, and an
-// empty stream. Hangs are ended by the client aborting after a short wait.
+// statuses, recorded real answers, a socket dropped mid-stream, hangs (with and without keep-alives),
+// malformed SSE, and an empty stream. Hangs are ended by the client aborting after a short wait.
 import { describe, expect, it } from 'vitest';
 import {
   ChatCompletion,
@@ -53,6 +53,27 @@ describe('HTTP-status faults', () => {
     const res = await post(provider, body(true));
     expect(res.status).toBe(status);
     expect(ErrorBody.parse(await res.json()).error.code).toBe(expected);
+  });
+});
+
+describe('recorded answers', () => {
+  it('replays a string body byte for byte with its status and headers, a JSON body as JSON', async () => {
+    const sse = 'event: error\ndata: {"error":{"message":"Input does not fit in context length."}}\n\n';
+    const vllm = { object: 'error', message: 'max_tokens must be at least 1, got -186.', param: null, code: 400 };
+    const provider = await useProvider({
+      replies: [
+        { fault: { kind: 'recorded', status: 200, headers: { 'content-type': 'text/event-stream' }, body: sse } },
+        { fault: { kind: 'recorded', status: 400, body: vllm } },
+      ],
+    });
+    const first = await post(provider, body(true));
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('text/event-stream');
+    expect(await first.text()).toBe(sse);
+    const second = await post(provider, body(true));
+    expect(second.status).toBe(400);
+    expect(second.headers.get('content-type')).toBe('application/json');
+    expect(await second.json()).toEqual(vllm);
   });
 });
 
