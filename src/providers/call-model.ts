@@ -25,10 +25,16 @@ export type ModelDelta =
       readonly arguments: string;
     };
 
+/** Never sent: the Authorization header it would make is unset (see callModel). */
+const NO_KEY_PLACEHOLDER = 'dh-no-api-key';
+
 export interface CallModelInput {
   request: BuiltRequest;
   profile: ProviderProfile;
-  /** Used for the Authorization header only; never logged, never part of an error. */
+  /**
+   * Used for the Authorization header only; never logged, never part of an error. '' sends no
+   * Authorization header at all (a local server that needs no key; see apiKeyFromEnv).
+   */
   apiKey: string;
   /** Caller-initiated interrupt: the call returns the partial message with `interrupted: true`. */
   signal?: AbortSignal;
@@ -87,7 +93,10 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
     ...(input.fetch ? { fetch: input.fetch } : {}),
   });
   const client = new OpenAI({
-    apiKey,
+    // The SDK refuses to start without a key; for a keyless endpoint a placeholder satisfies it and the
+    // explicit null below (the SDK's documented way to unset a default header) keeps it off the wire.
+    apiKey: apiKey === '' ? NO_KEY_PLACEHOLDER : apiKey,
+    ...(apiKey === '' ? { defaultHeaders: { Authorization: null } } : {}),
     baseURL: profile.baseURL,
     // Explicit nulls so OPENAI_ORG_ID / OPENAI_PROJECT_ID in the environment never add headers.
     organization: null,

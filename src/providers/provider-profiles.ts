@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { deepFreeze } from '../core/deep-freeze.js';
 import { DhError } from '../core/errors.js';
+import { PROFILE_NAME, PROFILE_NAME_RULE } from './profile-name.js';
 import { ProviderError, ProviderErrorCode } from './provider-error.js';
 
 /**
@@ -34,11 +35,16 @@ export type ModelInfo = z.infer<typeof ModelInfo>;
 
 export const ProviderProfile = z
   .strictObject({
-    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, 'profile names are lowercase [a-z0-9_-], at most 64'),
+    name: z.string().regex(PROFILE_NAME, `profile names are ${PROFILE_NAME_RULE}`),
     /** OpenAI-compatible base URL; the SDK appends `/chat/completions`. */
     baseURL: z.url({ protocol: /^https?$/ }),
     /** Name of the environment variable holding the key (the key itself never enters a profile). */
     apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'apiKeyEnv is an environment variable name'),
+    /**
+     * The variable may be unset: then no Authorization header is sent. Only for a generic endpoint whose
+     * key variable nobody named (local servers such as llama-server, Ollama or LM Studio need no key).
+     */
+    apiKeyOptional: z.boolean().optional(),
     /**
      * The provider understands the DeepSeek-style `thinking: {type}` body field and `reasoning_content` on
      * assistant messages. Without it, `config.thinking` is refused and reasoning is never sent back.
@@ -140,10 +146,13 @@ export interface ProfileOverrides {
 
 export const ProfileErrorCode = { InvalidProfile: 'INVALID_PROFILE' } as const;
 
+/** The variable a generic endpoint's key is read from when no `apiKeyEnv` is given; it may be unset. */
+export const GENERIC_API_KEY_ENV = 'DH_API_KEY';
+
 /**
  * `deepseek` and `openai` are built in (overrides adjust them, e.g. a test server's base URL); any other
- * name is a generic OpenAI-compatible profile and needs `baseURL`, `apiKeyEnv` and `models`. The result is
- * validated and frozen.
+ * name is a generic OpenAI-compatible profile and needs `baseURL` and `models`. A generic profile without
+ * `apiKeyEnv` reads GENERIC_API_KEY_ENV and sends no key when it is unset. The result is validated and frozen.
  */
 export function resolveProfile(name: string, overrides: ProfileOverrides = {}): ProviderProfile {
   const builtin = name === 'deepseek' || name === 'openai' ? BUILTIN_PROFILES[name] : undefined;
@@ -155,19 +164,25 @@ export function resolveProfile(name: string, overrides: ProfileOverrides = {}): 
       models: mergeModels(builtin.models, overrides.models ?? []),
     };
   } else {
-    if (overrides.baseURL === undefined || overrides.apiKeyEnv === undefined || !overrides.models?.length) {
+    const missing = [
+      ...(overrides.baseURL === undefined ? ['baseURL'] : []),
+      ...(overrides.models?.length ? [] : ['models']),
+    ];
+    if (missing.length > 0) {
       throw new DhError(
         ProfileErrorCode.InvalidProfile,
-        `profile "${name}" is not built in: a generic profile needs baseURL, apiKeyEnv and at least one model`,
-        { profile: name },
+        `profile "${name}" is not built in (${Object.keys(BUILTIN_PROFILES).join(', ')}): a generic profile ` +
+          `needs baseURL and at least one model (missing: ${missing.join(', ')})`,
+        { profile: name, missing: missing.join(',') },
       );
     }
     candidate = {
       name,
       baseURL: overrides.baseURL,
-      apiKeyEnv: overrides.apiKeyEnv,
+      apiKeyEnv: overrides.apiKeyEnv ?? GENERIC_API_KEY_ENV,
+      ...(overrides.apiKeyEnv === undefined ? { apiKeyOptional: true } : {}),
       thinkingField: overrides.thinkingField ?? false,
-      models: mergeModels([], overrides.models),
+      models: mergeModels([], overrides.models ?? []),
       unlistedModels: overrides.unlistedModels ?? 'refuse',
     };
   }
@@ -185,7 +200,7 @@ export function resolveProfile(name: string, overrides: ProfileOverrides = {}): 
 export function genericProfile(options: {
   name: string;
   baseURL: string;
-  apiKeyEnv: string;
+  apiKeyEnv?: string;
   models: readonly ModelInfo[];
   thinkingField?: boolean;
   unlistedModels?: 'refuse' | ModelCapabilities;
@@ -209,11 +224,13 @@ export function modelInfo(profile: ProviderProfile, modelId: string): ModelInfo 
 }
 
 /**
- * Reads the profile's key from the environment. The error names the variable, never a value.
+ * Reads the profile's key from the environment. The error names the variable, never a value. An optional
+ * key that is unset is '' (callModel then sends no Authorization header).
  */
 export function apiKeyFromEnv(profile: ProviderProfile, env: NodeJS.ProcessEnv = process.env): string {
   const key = env[profile.apiKeyEnv];
   if (key === undefined || key.trim() === '') {
+    if (profile.apiKeyOptional === true) return '';
     throw new ProviderError(
       ProviderErrorCode.Auth,
       `no API key: set the environment variable ${profile.apiKeyEnv} for profile "${profile.name}"`,

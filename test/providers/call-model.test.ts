@@ -1,5 +1,6 @@
 // callModel over real HTTP against the scripted provider: assembly, usage, every fault's code and
-// retryability, interrupts, the byte-exact body on the wire, and keys kept out of everything recorded.
+// retryability, interrupts, the byte-exact body on the wire, keys kept out of everything recorded, and no
+// Authorization header at all for a keyless endpoint.
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ import type { Message } from '../../src/core/messages.js';
 import { callModel, type CallModelInput, type ModelDelta } from '../../src/providers/call-model.js';
 import { createGuardedFetch } from '../../src/providers/guarded-fetch.js';
 import { classifyProviderError, ProviderError } from '../../src/providers/provider-error.js';
-import { resolveProfile, type ProviderProfile } from '../../src/providers/provider-profiles.js';
+import { apiKeyFromEnv, resolveProfile, type ProviderProfile } from '../../src/providers/provider-profiles.js';
 import { toWireBody } from '../../src/providers/wire-body.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import type { Script } from '../../src/scripted-provider/script.js';
@@ -495,5 +496,33 @@ describe('callModel: thinking rule and images over the wire', () => {
     expect(error).toMatchObject({ code: 'UNSUPPORTED_REQUEST', retryable: false });
     expect(error.message).toMatch(/does not accept images/);
     expect(server.requests()).toHaveLength(0);
+  });
+});
+
+describe('callModel: keys', () => {
+  const localModels = [{ id: 'local-model', contextWindow: 8192, vision: false, thinking: 'none' as const }];
+  const localRequest = () => builtRequest({ config: { provider: 'local', model: 'local-model', thinking: undefined } });
+
+  it('a generic endpoint without a key gets no Authorization header (nor any other credential)', async () => {
+    const server = await startScriptedProvider({ script: { models: ['local-model'], replies: [{ text: 'ok' }] } });
+    servers.push(server);
+    const profile = resolveProfile('local', { baseURL: server.url, models: localModels });
+    const apiKey = apiKeyFromEnv(profile, {});
+    expect(apiKey).toBe('');
+    const result = await callModel({ request: localRequest(), profile, apiKey, idleTimeoutMs: 2_000 });
+    expect(result.message.content).toBe('ok');
+    const headers = server.requests()[0]?.headers ?? {};
+    expect(Object.keys(headers)).not.toContain('authorization');
+    expect(Object.keys(headers)).not.toContain('api-key');
+    expect(Object.keys(headers)).not.toContain('x-api-key');
+  });
+
+  it('the same endpoint with DH_API_KEY set sends it as a bearer token', async () => {
+    const server = await startScriptedProvider({ script: { models: ['local-model'], replies: [{ text: 'ok' }] } });
+    servers.push(server);
+    const profile = resolveProfile('local', { baseURL: server.url, models: localModels });
+    const apiKey = apiKeyFromEnv(profile, { DH_API_KEY: API_KEY });
+    await callModel({ request: localRequest(), profile, apiKey, idleTimeoutMs: 2_000 });
+    expectNoKeyRecorded(server);
   });
 });

@@ -36,7 +36,10 @@ describe('resolveProfile', () => {
     });
     expect(profile).toMatchObject({ name: 'local', thinkingField: false, unlistedModels: 'refuse' });
     expect(() => modelInfo(profile, 'other')).toThrow(/not in profile "local"/);
-    expect(() => resolveProfile('local', { baseURL: 'http://x' })).toThrow(/needs baseURL, apiKeyEnv/);
+    expect(() => resolveProfile('local', { baseURL: 'http://x' })).toThrow(
+      'profile "local" is not built in (deepseek, openai): a generic profile needs baseURL and at least one model (missing: models)',
+    );
+    expect(() => resolveProfile('local', {})).toThrow(/\(missing: baseURL, models\)$/);
     expect(() =>
       resolveProfile('local', {
         baseURL: 'ftp://x',
@@ -51,6 +54,26 @@ describe('resolveProfile', () => {
         models: [{ id: 'm', contextWindow: 1, vision: false, thinking: 'none' }],
       }),
     ).toThrow(/apiKeyEnv/);
+  });
+
+  it('a generic profile without apiKeyEnv reads DH_API_KEY and may run without a key', () => {
+    const endpoint = {
+      baseURL: 'http://127.0.0.1:8080/v1',
+      models: [{ id: 'qwen', contextWindow: 32_768, vision: false, thinking: 'none' as const }],
+    };
+    const keyless = resolveProfile('local', endpoint);
+    expect(keyless).toMatchObject({ apiKeyEnv: 'DH_API_KEY', apiKeyOptional: true });
+    expect(apiKeyFromEnv(keyless, {})).toBe('');
+    expect(apiKeyFromEnv(keyless, { DH_API_KEY: '  ' })).toBe('');
+    expect(apiKeyFromEnv(keyless, { DH_API_KEY: 'sk-local' })).toBe('sk-local');
+    // A variable someone named must be set; a built-in provider's key is never optional.
+    const named = resolveProfile('local', { ...endpoint, apiKeyEnv: 'LOCAL_KEY' });
+    expect(named.apiKeyOptional).toBeUndefined();
+    expect(() => apiKeyFromEnv(named, {})).toThrow(
+      'no API key: set the environment variable LOCAL_KEY for profile "local"',
+    );
+    expect(resolveProfile('openai').apiKeyOptional).toBeUndefined();
+    expect(() => apiKeyFromEnv(resolveProfile('openai'), {})).toThrow(/OPENAI_API_KEY/);
   });
 
   it('reads the key from the named variable and never echoes a value', () => {
