@@ -129,7 +129,10 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
     if (signal?.aborted) return { message: assembly.interrupted(), wire, sent: guard.state.sent };
     if (guard.state.refusal) throw guard.state.refusal;
     if (guard.state.idle) throw guard.state.idle;
-    throw classifyProviderError(error, { secrets: [apiKey] });
+    throw classifyProviderError(error, {
+      secrets: [apiKey],
+      ...(guard.state.errorBody !== undefined ? { errorBody: guard.state.errorBody } : {}),
+    });
   }
   // A caller's onDelta bug is the caller's: rethrown as is, never disguised as a provider failure.
   if (callbackFailure) throw callbackFailure.error;

@@ -30,7 +30,12 @@ export interface GuardedFetchState {
   dataLines: number;
   /** SSE comment lines seen (`: keep-alive`): bytes, not progress. */
   commentLines: number;
+  /** The body of a non-2xx answer as read (its first ERROR_BODY_BYTES), for the classifier. */
+  errorBody: string | undefined;
 }
+
+/** Enough of an error answer to classify and quote it. */
+const ERROR_BODY_BYTES = 16 * 1024;
 
 export interface GuardedFetch {
   readonly fetch: FetchLike;
@@ -50,7 +55,8 @@ export interface GuardedFetch {
  * bytes but not progress, so they do not re-arm the timer. The timer starts when headers arrive (the wait
  * for headers is the SDK's `timeout`, reported as TIMEOUT) and re-arms on each progress; when it fires,
  * the response stream errors with IDLE_STREAM and the connection is aborted. For error responses (non-2xx)
- * any byte counts as progress. The upstream body is read eagerly, so a slow consumer never looks idle.
+ * any byte counts as progress, and the body is kept in `state.errorBody` for the classifier. The upstream
+ * body is read eagerly, so a slow consumer never looks idle.
  */
 export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
   const underlying = options.fetch ?? globalThis.fetch;
@@ -63,6 +69,7 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     bytesReceived: 0,
     dataLines: 0,
     commentLines: 0,
+    errorBody: undefined,
   };
   let calls = 0;
 
@@ -127,6 +134,16 @@ function watch(
   const scanner = new SseProgressScanner();
   let timer: NodeJS.Timeout | undefined;
   let finished = false;
+  // An error answer is kept as it passes (the SDK reads it whole before it throws), up to a bound.
+  const kept: Uint8Array[] = [];
+  let keptBytes = 0;
+  const keep = (chunk: Uint8Array): void => {
+    if (isEventStream || keptBytes >= ERROR_BODY_BYTES) return;
+    const part = chunk.subarray(0, ERROR_BODY_BYTES - keptBytes);
+    kept.push(part);
+    keptBytes += part.byteLength;
+    state.errorBody = Buffer.concat(kept).toString('utf8');
+  };
   const stop = (): void => {
     finished = true;
     clearTimeout(timer);
@@ -169,6 +186,7 @@ function watch(
               return;
             }
             state.bytesReceived += value.byteLength;
+            keep(value);
             const progress = isEventStream ? scanner.push(value) : true;
             state.dataLines = scanner.dataLines;
             state.commentLines = scanner.commentLines;

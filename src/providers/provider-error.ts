@@ -3,6 +3,8 @@
 // Messages are built from facts (status, provider message) with the API key redacted, never from headers.
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, OpenAIError } from 'openai';
 import { DhError, type ErrorDetails } from '../core/errors.js';
+import { contextOverflowEvidence } from './context-overflow-evidence.js';
+import { errorBodyFacts } from './error-body-facts.js';
 
 export const ProviderErrorCode = {
   RateLimited: 'RATE_LIMITED',
@@ -70,6 +72,11 @@ export interface ClassifyOptions {
   secrets?: readonly string[];
   /** Clock for HTTP-date `retry-after` values; defaults to Date.now. */
   now?: () => number;
+  /**
+   * The error answer's body as received (the guarded fetch keeps it): the SDK keeps only its `error`
+   * member, which servers answering `{message, ...}` at the top level (older vLLM) do not have.
+   */
+  errorBody?: string;
 }
 
 /**
@@ -94,7 +101,9 @@ export function classifyProviderError(error: unknown, options: ClassifyOptions =
   if (error instanceof APIConnectionError) {
     return new ProviderError(ProviderErrorCode.StreamCut, `connection failed: ${clean(describeCause(error))}`);
   }
-  if (error instanceof APIError) return classifyApiError(error as APIError, clean, options.now ?? Date.now);
+  if (error instanceof APIError) {
+    return classifyApiError(error as APIError, clean, options.now ?? Date.now, options.errorBody);
+  }
 
   if (error instanceof SyntaxError) {
     return new ProviderError(ProviderErrorCode.MalformedResponse, `unparseable stream event: ${clean(error.message)}`);
@@ -108,24 +117,34 @@ export function classifyProviderError(error: unknown, options: ClassifyOptions =
   return new ProviderError(ProviderErrorCode.StreamCut, `stream cut: ${clean(describeCause(error))}`);
 }
 
-function classifyApiError(error: APIError, clean: (text: string) => string, now: () => number): ProviderError {
+function classifyApiError(
+  error: APIError,
+  clean: (text: string) => string,
+  now: () => number,
+  errorBody: string | undefined,
+): ProviderError {
   const status = error.status;
-  const providerMessage = clean(apiErrorMessage(error));
+  const said = errorBodyFacts(error.error, status === undefined ? undefined : errorBody);
+  const providerMessage = clean(said.message ?? error.message);
   const facts: Record<string, string> = {};
-  if (typeof error.code === 'string') facts.providerCode = clean(error.code);
-  if (typeof error.type === 'string') facts.providerType = clean(error.type);
+  if (said.code !== undefined) facts.providerCode = clean(said.code);
+  if (said.type !== undefined) facts.providerType = clean(said.type);
   const base = { details: facts, ...(status !== undefined ? { status } : {}) };
 
+  // A code or type naming the overflow wins over the status; wording counts only where a refusal of the
+  // request is expected (400, 413, 422, or an error event in a 200 stream), never on a 5xx or an auth answer.
+  const overflow = contextOverflowEvidence(said);
+  const refusal = status === undefined || status === 400 || status === 413 || status === 422;
+  if (overflow === 'code' || (overflow === 'wording' && refusal)) {
+    return new ProviderError(
+      ProviderErrorCode.ContextLengthExceeded,
+      `context length exceeded (${status ?? 'in stream'}): ${providerMessage}`,
+      base,
+    );
+  }
   if (status === undefined) {
     // An `error` object delivered inside the SSE stream after a 200.
-    if (isContextLengthError(error)) {
-      return new ProviderError(
-        ProviderErrorCode.ContextLengthExceeded,
-        `context length exceeded: ${providerMessage}`,
-        base,
-      );
-    }
-    if (error.code === 'rate_limit_exceeded' || error.type === 'rate_limit_exceeded') {
+    if (said.code === 'rate_limit_exceeded' || said.type === 'rate_limit_exceeded') {
       return new ProviderError(ProviderErrorCode.RateLimited, `rate limited (in stream): ${providerMessage}`, base);
     }
     return new ProviderError(ProviderErrorCode.ServerError, `error event in stream: ${providerMessage}`, base);
@@ -144,32 +163,11 @@ function classifyApiError(error: APIError, clean: (text: string) => string, now:
   if (status === 404) return new ProviderError(ProviderErrorCode.NotFound, `not found (404): ${providerMessage}`, base);
   if (status === 408)
     return new ProviderError(ProviderErrorCode.Timeout, `request timeout (408): ${providerMessage}`, base);
-  if ((status === 400 || status === 413 || status === 422) && isContextLengthError(error)) {
-    return new ProviderError(
-      ProviderErrorCode.ContextLengthExceeded,
-      `context length exceeded (${status}): ${providerMessage}`,
-      base,
-    );
-  }
   // 409 is a lock timeout on OpenAI's side, which its own SDK retries: treat it as server trouble.
   if (status >= 500 || status === 409) {
     return new ProviderError(ProviderErrorCode.ServerError, `server error (${status}): ${providerMessage}`, base);
   }
   return new ProviderError(ProviderErrorCode.BadRequest, `bad request (${status}): ${providerMessage}`, base);
-}
-
-/**
- * Context-length refusals. OpenAI sends code `context_length_exceeded`; DeepSeek sends a 400 with code
- * `invalid_request_error` and the message "This model's maximum context length is N tokens. However, you
- * requested M tokens ..." (seen in public bug reports against api.deepseek.com, e.g. evalstate/fast-agent#621),
- * so the message is matched too. Other OpenAI-compatible servers phrase it similarly.
- */
-export function isContextLengthError(error: APIError): boolean {
-  if (error.code === 'context_length_exceeded' || error.type === 'context_length_exceeded') return true;
-  const message = apiErrorMessage(error);
-  return /maximum context length|context length exceeded|context_length_exceeded|context window|too many tokens|prompt is too long/i.test(
-    message,
-  );
 }
 
 /**
@@ -200,12 +198,6 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
     out = out.split(secret).join('[REDACTED]');
   }
   return out;
-}
-
-function apiErrorMessage(error: APIError): string {
-  const body = error.error as { message?: unknown } | undefined;
-  if (body && typeof body.message === 'string') return body.message;
-  return error.message;
 }
 
 function describeCause(error: unknown): string {

@@ -62,6 +62,52 @@ describe('classifyProviderError', () => {
     }
   });
 
+  it('trusts an overflow code or type whatever the status, and wording only on refusals', () => {
+    const typed = { message: 'the request exceeds the available context size', type: 'exceed_context_size_error' };
+    expect(classifyProviderError(apiError(500, { ...typed, code: 500 })).code).toBe('CONTEXT_LENGTH_EXCEEDED');
+    expect(classifyProviderError(apiError(400, { ...typed, code: 400 })).code).toBe('CONTEXT_LENGTH_EXCEEDED');
+    const worded = { message: "This model's maximum context length is 4096 tokens." };
+    expect(classifyProviderError(apiError(413, worded)).code).toBe('CONTEXT_LENGTH_EXCEEDED');
+    expect(classifyProviderError(apiError(503, worded)).code).toBe('SERVER_ERROR');
+    expect(classifyProviderError(apiError(401, worded)).code).toBe('AUTH');
+    expect(classifyProviderError(apiError(undefined, { message: 'Input does not fit in context length.' })).code).toBe(
+      'CONTEXT_LENGTH_EXCEEDED',
+    );
+  });
+
+  it('reads an error body the SDK did not keep: top-level fields, a bare string, plain text', () => {
+    // vLLM's older shape has no `error` member, so the SDK's APIError carries nothing of it.
+    const raw = JSON.stringify({ object: 'error', message: 'max_tokens must be at least 1, got -5.', code: 400 });
+    const bad = classifyProviderError(apiError(400, undefined), { errorBody: raw });
+    expect(bad).toMatchObject({ code: 'BAD_REQUEST', details: { providerCode: '400' } });
+    expect(bad.message).toBe('bad request (400): max_tokens must be at least 1, got -5.');
+    const overflow = JSON.stringify({
+      object: 'error',
+      message: "This model's maximum context length is 2048 tokens.",
+    });
+    expect(classifyProviderError(apiError(400, undefined), { errorBody: overflow }).code).toBe(
+      'CONTEXT_LENGTH_EXCEEDED',
+    );
+    expect(classifyProviderError(apiError(400, undefined), { errorBody: 'prompt is too long' }).code).toBe(
+      'CONTEXT_LENGTH_EXCEEDED',
+    );
+    const secret = classifyProviderError(apiError(400, undefined), { errorBody: `bad key ${KEY}`, secrets: [KEY] });
+    expect(secret.message).toBe('bad request (400): bad key [REDACTED]');
+  });
+
+  it("recognizes llama-server's body as Ollama's OpenAI endpoint would carry it (derived, not observed)", () => {
+    // Ollama's /api/chat answers llama-server's body inside a string (ollama/ollama#16800); its OpenAI
+    // middleware (middleware/openai.go, writeError) puts that string in error.message with type
+    // invalid_request_error. No real /v1 answer was found, so this is a unit test, not a fixture.
+    const inner =
+      '{"error":{"code":400,"message":"request (351 tokens) exceeds the available context size (256 tokens), ' +
+      'try increasing it","type":"exceed_context_size_error","n_prompt_tokens":351,"n_ctx":256}}';
+    const classified = classifyProviderError(
+      apiError(400, { message: inner, type: 'invalid_request_error', param: null }),
+    );
+    expect(classified.code).toBe('CONTEXT_LENGTH_EXCEEDED');
+  });
+
   it('takes retry-after-ms, retry-after seconds and HTTP dates', () => {
     expect(classifyProviderError(apiError(429, {}, { 'retry-after-ms': '1500' })).retryAfterMs).toBe(1500);
     expect(classifyProviderError(apiError(429, {}, { 'retry-after': '2' })).retryAfterMs).toBe(2000);
