@@ -115,6 +115,8 @@ const SCRIPT: Script = {
     { match: { lastUserContains: 'after the carry' }, text: 'second run' },
     { match: { lastUserContains: 'past the poison' }, text: 'unharmed' },
     { match: { lastUserContains: 'past the limit' }, text: 'counted' },
+    { match: { lastUserContains: 'cut short' }, text: 'This answer goes on and on until it', finishReason: 'length' },
+    { match: { lastUserContains: 'after the cut' }, text: 'whole' },
   ],
 };
 
@@ -316,6 +318,22 @@ const SCENARIOS: readonly Scenario[] = [
       await handle.signal(followupSignal, { content: 'loop' });
       const events = await waitForTurnEnd(rt.store, id, 1);
       expectThat(turnEnds(events).join() === '1:max-steps', 'the turn ends at max-steps');
+      return handle;
+    },
+  },
+  {
+    // Recorded with the patch 'truncated-answer-ends-turn': an answer cut at its output limit ends its turn
+    // `truncated` (before the patch, `completed`); the next followup runs a turn as usual.
+    name: 'truncated-answer',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'cut short' });
+      await waitForTurnEnd(rt.store, id, 1);
+      const state = await waitForState(handle, (s) => s.lastTurnEnd?.turn === 1);
+      expectThat(state.lastTurnEnd?.reason === 'truncated', 'the state reports the truncated turn');
+      await handle.signal(followupSignal, { content: 'after the cut' });
+      const events = await waitForTurnEnd(rt.store, id, 2);
+      expectThat(turnEnds(events).join() === '1:truncated,2:completed', 'the cut answer ends its turn truncated');
       return handle;
     },
   },

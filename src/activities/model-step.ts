@@ -56,6 +56,7 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
         stepEnded: answer.toolCalls.length === 0,
         usage: answer.usage ?? null,
         fromLog: true,
+        finishReason: answer.finishReason,
       };
     }
 
@@ -114,6 +115,7 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
       stepEnded: noTools,
       usage: result.usage ?? null,
       fromLog: false,
+      finishReason: message.finishReason,
     };
   });
 }

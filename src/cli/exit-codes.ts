@@ -8,7 +8,7 @@ export const ExitCode = {
   Error: 1,
   /** Bad arguments or options. */
   Usage: 2,
-  /** The turn ended without completing: blocked, aborted, interrupted, error, budget, max-steps. */
+  /** The turn ended without completing: blocked, aborted, interrupted, error, budget, max-steps, truncated. */
   TurnNotCompleted: 3,
   /** The session does not exist, or is closed. */
   SessionUnavailable: 4,

@@ -127,6 +127,11 @@ export interface ModelStepOutcome extends AppendOutcome {
   readonly usage: Usage | null;
   /** True when the response was already in the log (a retry after a crash): no provider call. */
   readonly fromLog: boolean;
+  /**
+   * The answer's finish reason as logged (`length`: cut at its output limit). Absent in results recorded
+   * before it was returned, and on answers that never came (`blocked`, `compact`).
+   */
+  readonly finishReason?: string | null;
 }
 
 export interface ApprovalDecisionInput {

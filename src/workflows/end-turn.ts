@@ -7,7 +7,7 @@ export async function endTurn(
   state: SessionState,
   proxies: SessionProxies,
   turn: number,
-  reason: 'completed' | 'aborted' | 'max-steps' | 'budget' | 'error',
+  reason: 'completed' | 'aborted' | 'max-steps' | 'budget' | 'error' | 'truncated',
   error?: { code: string; message: string },
   refuse?: { claim: readonly string[] },
 ): Promise<void> {

@@ -1,5 +1,6 @@
-// One turn: model steps, each followed by its tool calls, until the model is done, a limit or budget is
-// reached, an interrupt comes or a step fails. Whichever way it ends, the turn is closed in the log.
+// One turn: model steps, each followed by its tool calls, until the model is done (or its answer is cut
+// at the output limit), a limit or budget is reached, an interrupt comes or a step fails. Whichever way
+// it ends, the turn is closed in the log.
 import { patched } from '@temporalio/workflow';
 import { INTERRUPTED } from './cancellable.js';
 import { compactNow, requestedTrigger } from './compact-now.js';
@@ -11,6 +12,13 @@ import type { SessionProxies } from './session-proxies.js';
 import type { SessionState } from './session-state.js';
 import { toolCalls } from './tool-calls.js';
 import { turnProgress, type TurnProgress } from './turn-progress.js';
+
+/** Why a turn ended `truncated`: its last answer stopped at the output limit (`finish_reason: "length"`). */
+const ANSWER_TRUNCATED = {
+  code: 'ANSWER_TRUNCATED',
+  message:
+    'the answer stopped at its output limit (finish_reason "length"); raise DH_MAX_TOKENS, or ask for a shorter answer',
+};
 
 export async function runTurn(state: SessionState, proxies: SessionProxies): Promise<void> {
   const turn = state.lastTurn + 1;
@@ -62,7 +70,14 @@ async function runSteps(state: SessionState, proxies: SessionProxies, progress: 
       }
       continue;
     }
-    if (!state.inbox.hasNextStep()) return await endTurn(state, proxies, turn, 'completed');
+    if (!state.inbox.hasNextStep()) {
+      // An answer cut at its output limit did not complete the task. Runs recorded before the patch
+      // ended such a turn `completed`, and replay them that way.
+      if (answer.finishReason === 'length' && patched('truncated-answer-ends-turn')) {
+        return await endTurn(state, proxies, turn, 'truncated', ANSWER_TRUNCATED);
+      }
+      return await endTurn(state, proxies, turn, 'completed');
+    }
   }
 }
 
