@@ -25,6 +25,8 @@ const Env = z.object({
     .regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name')
     .optional(),
   DH_THINKING: z.enum(['enabled', 'disabled']).optional(),
+  DH_CONTEXT_WINDOW: z.coerce.number().int().min(256).max(100_000_000).optional(),
+  DH_MAX_TOKENS: z.coerce.number().int().min(1).max(10_000_000).optional(),
   DH_SYSTEM_PROMPT: z.string().optional(),
   DH_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   DH_WORKFLOW_BUNDLE_CACHE: z.enum(['on', 'off']).optional(),
@@ -58,6 +60,10 @@ export interface WorkerConfig {
   readonly model: string;
   readonly apiKeyEnv: string | undefined;
   readonly thinking: 'enabled' | 'disabled' | undefined;
+  /** DH_CONTEXT_WINDOW: the model's context window; wins over discovery and the profile. */
+  readonly contextWindow?: number;
+  /** DH_MAX_TOKENS: the answer's output limit (`max_tokens`); generic endpoints default to one (worker-profile.ts). */
+  readonly maxTokens?: number;
   readonly systemPrompt: string;
   readonly workflowBundlePath: string | undefined;
   /**
@@ -102,6 +108,12 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   const model = e.DH_MODEL ?? DEFAULT_MODELS[provider];
   if (model === undefined)
     throw new DhError(ConfigErrorCode, `invalid configuration: DH_MODEL is required for provider "${provider}"`);
+  if (e.DH_MAX_TOKENS !== undefined && e.DH_CONTEXT_WINDOW !== undefined && e.DH_MAX_TOKENS > e.DH_CONTEXT_WINDOW) {
+    throw new DhError(
+      ConfigErrorCode,
+      `invalid configuration: DH_MAX_TOKENS (${e.DH_MAX_TOKENS}) exceeds DH_CONTEXT_WINDOW (${e.DH_CONTEXT_WINDOW})`,
+    );
+  }
   let logKey: LogKey | undefined;
   try {
     logKey = logKeyFromEnv(env);
@@ -122,6 +134,8 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     apiKeyEnv: e.DH_API_KEY_ENV,
     // DeepSeek's current models think by default; the choice is recorded explicitly in the header.
     thinking: e.DH_THINKING ?? (provider === 'deepseek' ? 'disabled' : undefined),
+    ...(e.DH_CONTEXT_WINDOW !== undefined ? { contextWindow: e.DH_CONTEXT_WINDOW } : {}),
+    ...(e.DH_MAX_TOKENS !== undefined ? { maxTokens: e.DH_MAX_TOKENS } : {}),
     systemPrompt: e.DH_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
     workflowBundlePath: e.DH_WORKFLOW_BUNDLE,
     workflowBundleCache: e.DH_WORKFLOW_BUNDLE_CACHE !== 'off',
