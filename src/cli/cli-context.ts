@@ -35,17 +35,10 @@ export function loadCliConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfi
  */
 export async function assertProviderReady(config: WorkerConfig, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   // Loaded here: the profiles import the OpenAI SDK, which commands that start no worker never need.
-  const { resolveProfile } = await import('../providers/provider-profiles.js');
-  const builtin = config.provider === 'deepseek' || config.provider === 'openai';
+  const { workerProfile } = await import('../config/worker-profile.js');
   let apiKeyEnv: string;
   try {
-    apiKeyEnv = resolveProfile(config.provider, {
-      ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
-      ...(config.apiKeyEnv !== undefined ? { apiKeyEnv: config.apiKeyEnv } : {}),
-      ...(builtin
-        ? {}
-        : { models: [{ id: config.model, contextWindow: 128_000, vision: false, thinking: 'none' as const }] }),
-    }).apiKeyEnv;
+    apiKeyEnv = workerProfile(config).apiKeyEnv;
   } catch (error) {
     throw new DhError(
       'INVALID_CONFIG',

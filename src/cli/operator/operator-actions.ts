@@ -6,7 +6,8 @@ import { auditSession } from '../../audit/audit-session.js';
 import { deriveSentRequest, deriveSentRequests, sentEvents } from '../../audit/derive-sent-requests.js';
 import type { WorkerConfig } from '../../config/worker-config.js';
 import { DhError, forkEvents, Session } from '../../core/index.js';
-import { resolveProfile, type ProviderProfile } from '../../providers/provider-profiles.js';
+import { workerProfile } from '../../config/worker-profile.js';
+import type { ProviderProfile } from '../../providers/provider-profiles.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
 import { AttachmentStore } from '../../stores/attachment-store.js';
 import { AFTER_UNCHAINED } from '../../stores/log-chain.js';
@@ -50,13 +51,8 @@ async function withStore<T>(body: (ctx: Awaited<ReturnType<typeof openStoreOnly>
 
 /** The worker's configured profile when it resolves offline (it names generic endpoints' models). */
 export function configuredProfile(config: WorkerConfig): ProviderProfile | undefined {
-  const builtin = config.provider === 'deepseek' || config.provider === 'openai';
   try {
-    return resolveProfile(config.provider, {
-      ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
-      ...(config.apiKeyEnv !== undefined ? { apiKeyEnv: config.apiKeyEnv } : {}),
-      ...(builtin ? {} : { models: [{ id: config.model, contextWindow: 128_000, vision: false, thinking: 'none' }] }),
-    });
+    return workerProfile(config);
   } catch {
     return undefined;
   }

@@ -1,0 +1,104 @@
+// The worker's profile and output limit from its configuration: DH_CONTEXT_WINDOW and DH_MAX_TOKENS as
+// read from the environment, the one generic-model fallback, and the default max_tokens of a generic
+// endpoint (never above the window).
+import { describe, expect, it } from 'vitest';
+import { readWorkerConfig } from '../../src/config/worker-config.js';
+import {
+  GENERIC_CONTEXT_WINDOW,
+  GENERIC_MAX_TOKENS,
+  workerMaxTokens,
+  workerProfile,
+} from '../../src/config/worker-profile.js';
+import { DhError } from '../../src/core/index.js';
+
+const generic = (extra: NodeJS.ProcessEnv = {}) =>
+  readWorkerConfig({
+    DH_PROVIDER: 'llama',
+    DH_BASE_URL: 'http://127.0.0.1:8080/v1',
+    DH_MODEL: 'local',
+    DH_API_KEY_ENV: 'LLAMA_KEY',
+    ...extra,
+  });
+
+function configError(env: NodeJS.ProcessEnv): DhError {
+  try {
+    generic(env);
+  } catch (error) {
+    if (error instanceof DhError) return error;
+    throw error;
+  }
+  throw new Error(`${JSON.stringify(env)} was accepted`);
+}
+
+describe('DH_CONTEXT_WINDOW and DH_MAX_TOKENS', () => {
+  it('are read as whole numbers; unset, neither is in the configuration', () => {
+    expect(generic({ DH_CONTEXT_WINDOW: '32768', DH_MAX_TOKENS: '1024' })).toMatchObject({
+      contextWindow: 32768,
+      maxTokens: 1024,
+    });
+    const plain = generic();
+    expect('contextWindow' in plain || 'maxTokens' in plain).toBe(false);
+  });
+
+  it.each([
+    ['DH_CONTEXT_WINDOW', 'lots'],
+    ['DH_CONTEXT_WINDOW', '100'],
+    ['DH_CONTEXT_WINDOW', '8192.5'],
+    ['DH_MAX_TOKENS', '0'],
+    ['DH_MAX_TOKENS', '-5'],
+  ])('%s=%s is one line naming the variable', (variable, value) => {
+    const error = configError({ [variable]: value });
+    expect(error.code).toBe('INVALID_CONFIG');
+    expect(error.message).toMatch(new RegExp(`^invalid configuration: ${variable}: [^\\n]+$`));
+  });
+
+  it('a limit above the window is refused when both are configured', () => {
+    expect(configError({ DH_CONTEXT_WINDOW: '4096', DH_MAX_TOKENS: '8192' }).message).toBe(
+      'invalid configuration: DH_MAX_TOKENS (8192) exceeds DH_CONTEXT_WINDOW (4096)',
+    );
+  });
+});
+
+describe('the worker profile', () => {
+  it("a generic endpoint's one model gets the fallback window, or the configured or discovered one", () => {
+    expect(workerProfile(generic()).models).toEqual([
+      { id: 'local', contextWindow: GENERIC_CONTEXT_WINDOW, vision: false, thinking: 'none' },
+    ]);
+    expect(workerProfile(generic({ DH_CONTEXT_WINDOW: '16384' })).models[0]?.contextWindow).toBe(16384);
+    expect(workerProfile(generic(), 8192).models[0]?.contextWindow).toBe(8192);
+  });
+
+  it('a built-in model keeps its listed window unless DH_CONTEXT_WINDOW says otherwise', () => {
+    const deepseek = readWorkerConfig({ DH_PROVIDER: 'deepseek', DH_MODEL: 'deepseek-v4-pro' });
+    const listed = workerProfile(deepseek).models.find((m) => m.id === 'deepseek-v4-pro');
+    expect(listed).toMatchObject({ contextWindow: 1_000_000, thinking: 'default-on' });
+    const smaller = workerProfile({ ...deepseek, contextWindow: 200_000 }).models.find(
+      (m) => m.id === 'deepseek-v4-pro',
+    );
+    expect(smaller).toEqual({ ...listed, contextWindow: 200_000 });
+    // A model the profile refuses stays refused (at the first call), window or not.
+    const unknown = readWorkerConfig({ DH_PROVIDER: 'deepseek', DH_MODEL: 'no-such-model', DH_CONTEXT_WINDOW: '9000' });
+    expect(workerProfile(unknown).models.some((m) => m.id === 'no-such-model')).toBe(false);
+  });
+});
+
+describe('the max_tokens a worker records', () => {
+  it(`a generic endpoint: ${GENERIC_MAX_TOKENS}, or a quarter of a small window`, () => {
+    expect(workerMaxTokens(generic(), GENERIC_CONTEXT_WINDOW)).toBe(GENERIC_MAX_TOKENS);
+    expect(workerMaxTokens(generic(), 8192)).toBe(2048);
+    expect(workerMaxTokens(generic(), 1000)).toBe(250);
+  });
+
+  it('DH_MAX_TOKENS wins, but not above the window (configured or discovered)', () => {
+    expect(workerMaxTokens(generic({ DH_MAX_TOKENS: '6000' }), 8192)).toBe(6000);
+    expect(() => workerMaxTokens(generic({ DH_MAX_TOKENS: '6000' }), 4096)).toThrow(
+      'invalid configuration: DH_MAX_TOKENS (6000) exceeds the context window of model "local" (4096 tokens)',
+    );
+  });
+
+  it("a built-in provider's model gets none unless configured (the provider applies its own)", () => {
+    const openai = readWorkerConfig({ DH_PROVIDER: 'openai' });
+    expect(workerMaxTokens(openai, 1_047_576)).toBeUndefined();
+    expect(workerMaxTokens({ ...openai, maxTokens: 500 }, 1_047_576)).toBe(500);
+  });
+});
