@@ -1,6 +1,8 @@
 // Which request header a model step logs: the first step of a loop instance always logs one (`initial`,
-// or `resume` over a log that has one); later steps log one only when the composed header changed.
+// or `resume` over a log that has one); later steps log one only when the composed header changed. Every
+// header records its model's context window (context-window.ts).
 import { canonicalJson, type RequestHeader, type Session } from '../core/index.js';
+import { withContextWindow } from './context-window.js';
 import type { SessionRuntime } from './session-runtime.js';
 
 export async function nextHeader(
@@ -11,7 +13,7 @@ export async function nextHeader(
   step: number,
 ): Promise<{ reason: 'initial' | 'resume' | 'change'; header: RequestHeader } | undefined> {
   const current = session.requestHeader();
-  const header = await runtime.composeHeader({
+  const composed = await runtime.composeHeader({
     sessionId: session.sessionId,
     turn,
     step,
@@ -19,6 +21,7 @@ export async function nextHeader(
     firstOfInstance: !instanceRecorded,
     current,
   });
+  const header = withContextWindow(runtime, composed, current);
   if (!instanceRecorded) return { reason: current ? 'resume' : 'initial', header };
   if (current && canonicalJson(current) === canonicalJson(header)) return undefined;
   return { reason: current ? 'change' : 'initial', header };

@@ -1,7 +1,9 @@
 // Context pressure: whether the next request would use more than a fraction of the model's context
-// window, decided before anything of the step is logged (the workflow then compacts and asks again).
+// window (the one the header in force records), decided before anything of the step is logged (the
+// workflow then compacts and asks again).
 import { deriveEventMessages, estimateTokens, type Session } from '../core/index.js';
 import type { ClaimedMessage } from '../plugins/contracts.js';
+import { headerContextWindow } from './context-window.js';
 import type { SessionRuntime } from './session-runtime.js';
 
 /**
@@ -17,7 +19,7 @@ export function overPressure(
 ): boolean {
   const header = session.requestHeader();
   if (!header) return false;
-  const window = runtime.profile.models.find((m) => m.id === header.config.model)?.contextWindow;
+  const window = headerContextWindow(runtime, header);
   if (window === undefined) return false;
   const claimed = estimateTokens(batch.map((m) => ({ role: 'user' as const, content: m.content })));
   const events = session.events;

@@ -35,6 +35,11 @@ export interface SessionRuntime {
   readonly profile: ProviderProfile;
   /** Read from the environment by the worker; never logged, never in a payload. */
   readonly apiKey: string;
+  /**
+   * The profile's window for the configured model is only the generic fallback (nothing configured, the
+   * endpoint reported none): a header keeps the window the session already records for the same model.
+   */
+  readonly contextWindowAssumed?: boolean;
   /** Composes the header for a step. Within an instance the prefix must stay the recorded one. */
   composeHeader(context: HeaderContext): Promise<RequestHeader>;
   /** Sees the claimed batch before a step: enter (possibly edited; the edit is logged) or reject. */

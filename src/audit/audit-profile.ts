@@ -2,6 +2,7 @@
 // it names the header's provider, a built-in one, or else a generic profile built from the header alone.
 import { deepFreeze } from '../core/deep-freeze.js';
 import type { CallConfig } from '../core/request-header.js';
+import { GENERIC_CONTEXT_WINDOW, isBuiltinProvider, modelEntry } from '../config/worker-profile.js';
 import { BUILTIN_PROFILES, type ProviderProfile } from '../providers/provider-profiles.js';
 import type { PrefixCacheMode } from '../scripted-provider/prefix-cache.js';
 
@@ -18,22 +19,41 @@ export interface AuditProfile {
  * profile (base URL, key variable, model list) lives in the worker's configuration, not in the log;
  * offline, the audit stands in a permissive one built from the header's provider name and model: it
  * accepts that model, images, and the thinking field exactly when the header records one. It is built
- * as a plain frozen object, not through resolveProfile, so any recorded provider name derives.
+ * as a plain frozen object, not through resolveProfile, so any recorded provider name derives. Whichever
+ * profile it is, the model's window is the one the header records (`contextWindow`) when it records one.
  */
-export function auditProfileFor(config: Readonly<CallConfig>, given?: ProviderProfile): AuditProfile {
-  if (given !== undefined && given.name === config.provider) return { profile: given, source: 'given' };
-  if (config.provider === 'deepseek' || config.provider === 'openai') {
-    return { profile: BUILTIN_PROFILES[config.provider], source: 'builtin' };
+export function auditProfileFor(
+  config: Readonly<CallConfig>,
+  given?: ProviderProfile,
+  contextWindow?: number,
+): AuditProfile {
+  if (given !== undefined && given.name === config.provider) {
+    return { profile: withWindow(given, config.model, contextWindow), source: 'given' };
+  }
+  if (isBuiltinProvider(config.provider)) {
+    return { profile: withWindow(BUILTIN_PROFILES[config.provider], config.model, contextWindow), source: 'builtin' };
   }
   const profile: ProviderProfile = deepFreeze({
     name: config.provider,
     baseURL: 'http://audit.invalid/v1',
     apiKeyEnv: 'DH_AUDIT_NO_KEY',
     thinkingField: config.thinking !== undefined,
-    models: [{ id: config.model, contextWindow: 1_000_000, vision: true, thinking: 'optional' }],
+    models: [
+      { id: config.model, contextWindow: contextWindow ?? GENERIC_CONTEXT_WINDOW, vision: true, thinking: 'optional' },
+    ],
     unlistedModels: 'refuse',
   });
   return { profile, source: 'generic' };
+}
+
+/** The profile with the window the header recorded for its model (the worker's, not the profile's guess). */
+function withWindow(profile: ProviderProfile, model: string, contextWindow: number | undefined): ProviderProfile {
+  const entry = modelEntry(profile, model);
+  if (contextWindow === undefined || entry === undefined || entry.contextWindow === contextWindow) return profile;
+  return deepFreeze({
+    ...profile,
+    models: [...profile.models.filter((m) => m.id !== model), { ...entry, contextWindow }],
+  });
 }
 
 /** The prefix-cache rules a request is simulated under: OpenAI's for the openai profile, DeepSeek's otherwise. */

@@ -43,6 +43,8 @@ export interface AuditStepRow {
   readonly provider: string | null;
   readonly model: string | null;
   readonly profileSource: AuditProfileSource | null;
+  /** The model's context window the request ran against: the header's record, else the audit profile's. */
+  readonly contextWindow: number | null;
   /** Messages in the wire body (the system prompt included). */
   readonly messages: number | null;
   readonly recordedDigest: string;
@@ -154,6 +156,7 @@ export async function auditSession(options: AuditOptions): Promise<AuditReport> 
     provider: step.request?.config.provider ?? null,
     model: step.request?.config.model ?? null,
     profileSource: step.profile?.source ?? null,
+    contextWindow: step.profile?.contextWindow ?? null,
     messages: step.request ? step.request.messages.length + (step.request.system !== undefined ? 1 : 0) : null,
     recordedDigest: step.recordedDigest,
     derivedDigest: step.wire?.digest ?? null,

@@ -3,6 +3,8 @@
 // body and digest, compared with what was recorded. Shared by the audit, `dh replay` and `dh show --step`.
 import { buildRequest, type BuiltRequest } from '../core/build-request.js';
 import { buildCompactionRequest } from '../core/compaction.js';
+import { foldRequestHeader } from '../core/fold-request-header.js';
+import { modelEntry } from '../config/worker-profile.js';
 import type { EventOf, SessionEvent } from '../core/events.js';
 import { toWireBody, type ReadAttachment, type WireBody } from '../providers/wire-body.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
@@ -26,7 +28,12 @@ export interface DerivedRequest {
   readonly replaces: number;
   readonly request: BuiltRequest | null;
   readonly wire: WireBody | null;
-  readonly profile: { readonly name: string; readonly source: AuditProfileSource } | null;
+  /** The profile derived with, and the window of the request's model on it (the header's when recorded). */
+  readonly profile: {
+    readonly name: string;
+    readonly source: AuditProfileSource;
+    readonly contextWindow: number | null;
+  } | null;
   /** Why the request or its body could not be derived. */
   readonly error: string | null;
   /** The derived digest equals the recorded one (false when underivable). */
@@ -101,8 +108,12 @@ export async function deriveSentRequest(
       base.turn = request.turn;
       base.step = request.step;
     }
-    const resolved = auditProfileFor(request.config, options.profile);
-    profile = { name: resolved.profile.name, source: resolved.source };
+    const resolved = auditProfileFor(request.config, options.profile, foldRequestHeader(before)?.contextWindow);
+    profile = {
+      name: resolved.profile.name,
+      source: resolved.source,
+      contextWindow: modelEntry(resolved.profile, request.config.model)?.contextWindow ?? null,
+    };
     const wire = await toWireBody(request, resolved.profile, options.readAttachment);
     return { ...base, request, wire, profile, error: null, digestOk: wire.digest === base.recordedDigest };
   } catch (error) {
