@@ -27,6 +27,9 @@ function workerFingerprint(config: WorkerConfig, temporal: TemporalRecord): stri
     model: config.model,
     apiKeyEnv: config.apiKeyEnv ?? null,
     thinking: config.thinking ?? null,
+    // Only when set, so the fingerprint of a worker started without them stays what it was.
+    ...(config.contextWindow !== undefined ? { contextWindow: config.contextWindow } : {}),
+    ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
     systemPrompt: config.systemPrompt,
     workflowBundlePath: config.workflowBundlePath ?? null,
     shellSandbox: config.shellSandbox,

@@ -1,37 +1,43 @@
-// The composition root of a worker process: configuration → store → provider → plugins (system
-// prompt, built-in tools, approval policy, repeat guard) → activities → Temporal workers.
+// The composition root of a worker process: configuration → provider (and its model's context window:
+// configured, listed or asked of the endpoint) → store → plugins (system prompt, built-in tools, approval
+// policy, repeat guard) → activities → Temporal workers.
 // `dh worker` and the root worker.ts (`npx tsx worker.ts`) run it until SIGINT/SIGTERM.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { workerDataConverterFromEnv } from '../codec/aes-gcm-codec.js';
 import { temporalTlsFromEnv } from '../config/temporal-tls.js';
 import { readWorkerConfig, type WorkerConfig } from '../config/worker-config.js';
+import { isBuiltinProvider, modelEntry, workerMaxTokens, workerProfile } from '../config/worker-profile.js';
+import { createLogger, type Logger } from '../observability/logger.js';
 import { startTelemetry } from '../observability/telemetry.js';
 import type { Plugin } from '../plugins/plugin.js';
 import { createPluginRuntime } from '../plugins/plugin-runtime.js';
-import { apiKeyFromEnv, resolveProfile } from '../providers/provider-profiles.js';
+import { apiKeyFromEnv, type ProviderProfile } from '../providers/provider-profiles.js';
 import { openSessionStore } from '../stores/open-session-store.js';
 import { createSessionWorker, type SessionWorker } from './create-session-worker.js';
 import { defaultPlugins } from './default-plugins.js';
+import { discoverContextWindow } from './discover-context-window.js';
+
+export interface StartWorkerOptions {
+  /** Where the worker's start-up lines go (the context window it found); default JSON lines on stderr. */
+  readonly log?: Logger;
+}
 
 export async function startWorker(
   config: WorkerConfig = readWorkerConfig(),
   plugins?: Plugin[],
+  options: StartWorkerOptions = {},
 ): Promise<SessionWorker & { close(): Promise<void> }> {
   // TLS comes from the same variables as the CLI's client (read first: a bad path fails before anything opens).
   const tls = temporalTlsFromEnv();
   // OpenTelemetry only when an OTLP endpoint is configured (a bad value fails here, before anything opens).
   const telemetry = startTelemetry();
-  const builtin = config.provider === 'deepseek' || config.provider === 'openai';
-  const profile = resolveProfile(config.provider, {
-    ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
-    ...(config.apiKeyEnv !== undefined ? { apiKeyEnv: config.apiKeyEnv } : {}),
-    // A generic endpoint knows only the configured model (text-only, no thinking field).
-    ...(builtin
-      ? {}
-      : { models: [{ id: config.model, contextWindow: 128_000, vision: false, thinking: 'none' as const }] }),
-  });
-  const apiKey = apiKeyFromEnv(profile);
+  const log = options.log ?? createLogger().child({ component: 'worker', pid: process.pid });
+  const configured = workerProfile(config);
+  const apiKey = apiKeyFromEnv(configured);
+  const window = await contextWindowOf(config, configured, apiKey, log);
+  const profile = window.from === 'discovered' ? workerProfile(config, window.tokens) : configured;
+  const maxTokens = workerMaxTokens(config, window.tokens);
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
   const store = await openSessionStore(config.store, { logKey: config.logKey });
   const hooks = createPluginRuntime({
@@ -40,6 +46,7 @@ export async function startWorker(
       provider: profile.name,
       model: config.model,
       includeUsage: true,
+      ...(maxTokens !== undefined ? { maxTokens } : {}),
       ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
     },
   });
@@ -61,6 +68,7 @@ export async function startWorker(
       store,
       profile,
       apiKey,
+      ...(window.from === 'assumed' ? { contextWindowAssumed: true } : {}),
       ...hooks,
       idleTimeoutMs: 5 * 60_000,
       heartbeatMs: 1_000,
@@ -83,6 +91,39 @@ export async function startWorker(
       await telemetry?.shutdown();
     },
   };
+}
+
+/**
+ * The configured model's context window: DH_CONTEXT_WINDOW, a built-in model's listed one, what a generic
+ * endpoint reports (asked once, here), or the generic fallback — `assumed`, with one line saying why.
+ */
+async function contextWindowOf(
+  config: WorkerConfig,
+  profile: ProviderProfile,
+  apiKey: string | undefined,
+  log: Logger,
+): Promise<{ tokens: number | undefined; from: 'configured' | 'discovered' | 'assumed' }> {
+  const listed = modelEntry(profile, config.model)?.contextWindow;
+  if (listed === undefined || config.contextWindow !== undefined || isBuiltinProvider(config.provider)) {
+    return { tokens: listed, from: 'configured' };
+  }
+  const found = await discoverContextWindow({
+    baseURL: profile.baseURL,
+    model: config.model,
+    ...(apiKey !== undefined ? { apiKey } : {}),
+  });
+  if (found.tokens !== undefined) {
+    log.info(`context window of "${config.model}": ${found.tokens} tokens (${found.source})`, {
+      contextWindow: found.tokens,
+    });
+    return { tokens: found.tokens, from: 'discovered' };
+  }
+  log.warn(
+    `context window of "${config.model}" not reported by ${profile.baseURL} (${found.reason}); ` +
+      `assuming ${listed} tokens: set DH_CONTEXT_WINDOW to the server's real one`,
+    { contextWindow: listed },
+  );
+  return { tokens: listed, from: 'assumed' };
 }
 
 /** Starts a worker from the environment's configuration and runs it until SIGINT or SIGTERM. */
