@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { DhError } from '../core/index.js';
 import { LOG_KEY_ENV, logKeyFromEnv, type LogKey } from '../stores/log-key.js';
+import { chooseProvider } from './provider-choice.js';
 
 export const ConfigErrorCode = 'INVALID_CONFIG';
 
@@ -104,10 +105,9 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   }
   const e = parsed.data;
   const home = e.DH_HOME ?? join(homedir(), '.dh');
-  const provider = e.DH_PROVIDER ?? 'deepseek';
-  const model = e.DH_MODEL ?? DEFAULT_MODELS[provider];
-  if (model === undefined)
-    throw new DhError(ConfigErrorCode, `invalid configuration: DH_MODEL is required for provider "${provider}"`);
+  const choice = chooseProvider(e, DEFAULT_MODELS);
+  if (!choice.ok) throw new DhError(ConfigErrorCode, `invalid configuration: ${choice.problem}`, choice.details);
+  const { provider, model } = choice;
   if (e.DH_MAX_TOKENS !== undefined && e.DH_CONTEXT_WINDOW !== undefined && e.DH_MAX_TOKENS > e.DH_CONTEXT_WINDOW) {
     throw new DhError(
       ConfigErrorCode,
