@@ -11,6 +11,7 @@ import { ensureLocalStack, isExternalTemporal, localStackStatus, type LocalStack
 import { openSessionStore } from '../stores/open-session-store.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { clientDataConverter } from '../codec/aes-gcm-codec.js';
+import type { ProviderProfile } from '../providers/provider-profiles.js';
 
 export interface CliContext {
   /** The configuration with `temporalAddress` / `namespace` of the stack actually used. */
@@ -36,15 +37,18 @@ export function loadCliConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfi
 export async function assertProviderReady(config: WorkerConfig, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   // Loaded here: the profiles import the OpenAI SDK, which commands that start no worker never need.
   const { workerProfile } = await import('../config/worker-profile.js');
-  let apiKeyEnv: string;
+  let profile: ProviderProfile;
   try {
-    apiKeyEnv = workerProfile(config).apiKeyEnv;
+    profile = workerProfile(config);
   } catch (error) {
     throw new DhError(
       'INVALID_CONFIG',
       `invalid configuration: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+  // A generic endpoint whose key variable nobody named may need no key: the worker then sends none.
+  if (profile.apiKeyOptional === true) return;
+  const { apiKeyEnv } = profile;
   const key = env[apiKeyEnv];
   if (key === undefined || key.trim() === '') {
     throw new DhError(
