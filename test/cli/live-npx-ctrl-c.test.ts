@@ -67,7 +67,7 @@ describe('Ctrl-C under npx dh run', () => {
     // No worker polls this stack's queue: nothing ends the turn, so only the second Ctrl-C can end dh.
     const idle = testStackEnv(provider.url);
     try {
-      // DH_TRACE_TIMING: `accepted` is printed in the same synchronous stretch that installs the Ctrl-C handler.
+      // DH_TRACE_TIMING: `accepted` is printed once the Ctrl-C handler is installed.
       const run = spawnDh(['run', 'ctrl-c-task: count slowly'], { ...idle.env, DH_TRACE_TIMING: '1' }, { via: 'npx' });
       await run.waitFor(/dh-timing: accepted/);
       run.kill('SIGINT');

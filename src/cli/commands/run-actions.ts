@@ -18,7 +18,8 @@ export function newSessionId(now = new Date()): string {
 
 /**
  * `DH_TRACE_TIMING=1`: `dh-timing: <sending|accepted> <epoch ms>` on stderr just before the followup is
- * sent and once Temporal has accepted it — the moments bench/first-token.bench.ts measures from.
+ * sent and once Temporal has accepted it (and Ctrl-C is handled) — the moments bench/first-token.bench.ts
+ * measures from.
  */
 function traceTiming(label: string): void {
   if (process.env.DH_TRACE_TIMING !== '1') return;
@@ -55,7 +56,6 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
       messageId,
       source: options.source,
     });
-    traceTiming('accepted');
 
     const detach = new AbortController();
     const onSigint = ctrlC({
@@ -65,14 +65,16 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
       },
       again: () => detach.abort(),
     });
-    const result = await followWhile(onSigint, renderer, () =>
-      followSession(ctx, channel, sessionId, {
+    const result = await followWhile(onSigint, renderer, () => {
+      // Printed once Ctrl-C is handled: a script that signals on seeing it must not find the default action.
+      traceTiming('accepted');
+      return followSession(ctx, channel, sessionId, {
         fromSeq,
         mode: { kind: 'message', messageId },
         renderer,
         detach: detach.signal,
-      }),
-    );
+      });
+    });
     return finish(sessionId, result, options.json, renderer);
   } finally {
     await channel.close();
