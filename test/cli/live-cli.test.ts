@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
+import type { ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import {
   cleanEnv,
@@ -12,10 +12,9 @@ import {
   sessionIdOf,
   show,
   spawnDh,
-  startDhWorker,
-  testStackEnv,
+  startLiveStack,
   TEST_MODEL,
-  type DhProcess,
+  type LiveStack,
   type TestStackEnv,
 } from './live-harness.js';
 
@@ -26,12 +25,12 @@ const SLOW = 'Counting slowly: one two three four five six seven eight nine ten 
 describe('dh run / attach / steer / inject / approve / interrupt / ls on a live stack', () => {
   let provider: ScriptedProvider;
   let stack: TestStackEnv;
-  let worker: DhProcess;
+  let live: LiveStack;
   const sessions: string[] = [];
 
   beforeAll(async () => {
-    provider = await startScriptedProvider({
-      script: {
+    live = await startLiveStack(
+      {
         models: [TEST_MODEL],
         mode: 'match',
         replies: [
@@ -47,16 +46,12 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
           { match: { lastUserContains: 'ctrl-c-task' }, text: SLOW, chunkSize: 2, chunkDelayMs: 300 },
         ],
       },
-    });
-    stack = testStackEnv(provider.url, { DH_APPROVAL_ASK: 'write_file' });
-    worker = await startDhWorker(stack.env);
+      { DH_APPROVAL_ASK: 'write_file' },
+    );
+    ({ provider, stack } = live);
   });
 
-  afterAll(async () => {
-    await worker?.stop();
-    await provider?.close();
-    stack?.cleanup();
-  });
+  afterAll(() => live?.stop());
 
   it('run streams the answer to stdout as it arrives and exits 0 when the turn completes', async () => {
     const r = await spawnDh(['run', 'stream-task: say the sentence'], stack.env).result;

@@ -7,6 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
+import {
+  startScriptedProvider,
+  type ScriptedProvider,
+  type StartScriptedProviderOptions,
+} from '../../src/scripted-provider/start-scripted-provider.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(REPO_ROOT, 'bin', 'dh.mjs');
@@ -182,6 +187,33 @@ export async function startDhWorker(env: NodeJS.ProcessEnv): Promise<DhProcess> 
   const worker = spawnDh(['worker'], { ...env, DH_LOG_LEVEL: 'info' });
   await worker.waitFor(/"msg":"worker ready"/, 90_000);
   return worker;
+}
+
+/** A scripted provider, a test stack over it and a `dh worker` on that stack: what most live-CLI suites start. */
+export interface LiveStack {
+  readonly provider: ScriptedProvider;
+  readonly stack: TestStackEnv;
+  readonly worker: DhProcess;
+  stop(): Promise<void>;
+}
+
+export async function startLiveStack(
+  script: StartScriptedProviderOptions['script'],
+  extra: NodeJS.ProcessEnv = {},
+): Promise<LiveStack> {
+  const provider = await startScriptedProvider({ script });
+  const stack = testStackEnv(provider.url, extra);
+  const worker = await startDhWorker(stack.env);
+  return {
+    provider,
+    stack,
+    worker,
+    stop: async () => {
+      await worker.stop();
+      await provider.close();
+      stack.cleanup();
+    },
+  };
 }
 
 /** The session id `dh run` announces on stderr. */

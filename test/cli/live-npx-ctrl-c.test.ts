@@ -3,16 +3,16 @@
 // the turn, exit 3), and a second keypress a second later must still detach (exit 130).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
+import type { ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import {
   sessionIdOf,
   show,
   spawnDh,
-  startDhWorker,
+  startLiveStack,
   testStackEnv,
   TEST_MODEL,
-  type DhProcess,
+  type LiveStack,
   type TestStackEnv,
 } from './live-harness.js';
 
@@ -21,28 +21,19 @@ const SLOW = 'Counting slowly: one two three four five six seven eight nine ten 
 describe('Ctrl-C under npx dh run', () => {
   let provider: ScriptedProvider;
   let stack: TestStackEnv;
-  let worker: DhProcess;
+  let live: LiveStack;
 
   beforeAll(async () => {
-    provider = await startScriptedProvider({
-      script: {
-        models: [TEST_MODEL],
-        mode: 'match',
-        // Minutes long: only the interrupt can end it, also under load.
-        replies: [
-          { match: { lastUserContains: 'ctrl-c-task' }, text: SLOW.repeat(20), chunkSize: 2, chunkDelayMs: 300 },
-        ],
-      },
+    live = await startLiveStack({
+      models: [TEST_MODEL],
+      mode: 'match',
+      // Minutes long: only the interrupt can end it, also under load.
+      replies: [{ match: { lastUserContains: 'ctrl-c-task' }, text: SLOW.repeat(20), chunkSize: 2, chunkDelayMs: 300 }],
     });
-    stack = testStackEnv(provider.url);
-    worker = await startDhWorker(stack.env);
+    ({ provider, stack } = live);
   });
 
-  afterAll(async () => {
-    await worker?.stop();
-    await provider?.close();
-    stack?.cleanup();
-  });
+  afterAll(() => live?.stop());
 
   it('one Ctrl-C to the process group interrupts the turn: exit 3, the turn ended aborted', async () => {
     const run = spawnDh(['run', 'ctrl-c-task: count slowly'], stack.env, { via: 'npx' });

@@ -5,18 +5,10 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventOf, SessionEvent } from '../../src/core/index.js';
-import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
+import type { ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { ExitCode } from '../../src/cli/exit-codes.js';
-import {
-  show,
-  spawnDh,
-  startDhWorker,
-  testStackEnv,
-  TEST_MODEL,
-  type DhProcess,
-  type TestStackEnv,
-} from './live-harness.js';
+import { show, spawnDh, startLiveStack, TEST_MODEL, type LiveStack, type TestStackEnv } from './live-harness.js';
 
 const CUT = 'Chapter one. It was a dark and stormy night, and the';
 
@@ -26,25 +18,21 @@ const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[],
 describe('dh run: a length-cut answer', () => {
   let provider: ScriptedProvider;
   let stack: TestStackEnv;
-  let worker: DhProcess;
+  let live: LiveStack;
 
   beforeAll(async () => {
-    provider = await startScriptedProvider({
-      script: {
+    live = await startLiveStack(
+      {
         models: [TEST_MODEL],
         mode: 'match',
         replies: [{ match: { lastUserContains: 'long-story' }, text: CUT, finishReason: 'length', repeat: 2 }],
       },
-    });
-    stack = testStackEnv(provider.url, { DH_MAX_TOKENS: '333' });
-    worker = await startDhWorker(stack.env);
+      { DH_MAX_TOKENS: '333' },
+    );
+    ({ provider, stack } = live);
   });
 
-  afterAll(async () => {
-    await worker?.stop();
-    await provider?.close();
-    stack?.cleanup();
-  });
+  afterAll(() => live?.stop());
 
   it('ends the turn truncated: the cut answer on stdout, the reason on stderr, exit 3', async () => {
     const r = await spawnDh(['run', 'long-story: tell me a very long story'], stack.env).result;
