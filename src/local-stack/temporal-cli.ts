@@ -2,9 +2,10 @@
 // cache, or, failing those, builds the pinned version into the cache with `go install` under a lock.
 import { execFile, spawn } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { homedir, hostname } from 'node:os';
+import { access, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { acquireCacheLock } from './cache-lock.js';
 import { signalGroup } from './signal-group.js';
 
 /** The Temporal CLI version the cache holds and `go install` builds. */
@@ -12,9 +13,6 @@ export const TEMPORAL_CLI_VERSION = '1.5.1';
 const CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 /** Where the official Go tarball puts `go`, for machines where it is installed but not on PATH. */
 const GO_FALLBACKS = ['/usr/local/go/bin/go'];
-/** A lock older than this belongs to a build that died without cleaning up (a cold build takes ~3 min). */
-const STALE_LOCK_MS = 30 * 60_000;
-const LOCK_POLL_MS = 1_000;
 const BUILD_TIMEOUT_MS = 30 * 60_000;
 const OUTPUT_TAIL_CHARS = 4_000;
 
@@ -108,7 +106,7 @@ async function installPinnedCli(target: string, log: (line: string) => void): Pr
   }
   const versionDir = dirname(target);
   await mkdir(versionDir, { recursive: true });
-  const release = await acquireLock(`${versionDir}.lock`, log);
+  const release = await acquireCacheLock(`${versionDir}.lock`, { log, building: 'the Temporal CLI' });
   try {
     // Another process may have finished the build while we waited for the lock.
     if (await isExecutableFile(target)) {
@@ -172,57 +170,6 @@ function goInstall(go: string, gobin: string): Promise<void> {
         );
     });
   });
-}
-
-interface LockOwner {
-  pid: number;
-  host: string;
-  since: number;
-}
-
-/** An exclusive `mkdir` lock; a lock whose owner died (same host) or that is very old is taken over. */
-async function acquireLock(lockDir: string, log: (line: string) => void): Promise<() => Promise<void>> {
-  const ownerFile = join(lockDir, 'owner.json');
-  let announced = false;
-  for (;;) {
-    try {
-      await mkdir(lockDir);
-      const owner: LockOwner = { pid: process.pid, host: hostname(), since: Date.now() };
-      await writeFile(ownerFile, JSON.stringify(owner));
-      return () => rm(lockDir, { recursive: true, force: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    if (await isStale(lockDir, ownerFile)) {
-      log(`removing a stale Temporal CLI build lock: ${lockDir}`);
-      await rm(lockDir, { recursive: true, force: true });
-      continue;
-    }
-    if (!announced) {
-      log(`another process is building the Temporal CLI (lock ${lockDir}); waiting for it`);
-      announced = true;
-    }
-    await new Promise((resolve) => setTimeout(resolve, LOCK_POLL_MS));
-  }
-}
-
-async function isStale(lockDir: string, ownerFile: string): Promise<boolean> {
-  const owner = await readFile(ownerFile, 'utf8')
-    .then((text) => JSON.parse(text) as Partial<LockOwner>)
-    .catch(() => null);
-  if (owner === null || typeof owner.pid !== 'number' || typeof owner.since !== 'number') {
-    // The owner may be between mkdir and writing the file: judge by the directory's age instead.
-    const info = await stat(lockDir).catch(() => null);
-    return info !== null && Date.now() - info.mtimeMs > 60_000;
-  }
-  if (Date.now() - owner.since > STALE_LOCK_MS) return true;
-  if (owner.host !== hostname()) return false;
-  try {
-    process.kill(owner.pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
 }
 
 async function findGo(): Promise<string | null> {
