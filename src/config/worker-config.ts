@@ -28,6 +28,13 @@ const Env = z.object({
   DH_THINKING: z.enum(['enabled', 'disabled']).optional(),
   DH_CONTEXT_WINDOW: z.coerce.number().int().min(256).max(100_000_000).optional(),
   DH_MAX_TOKENS: z.coerce.number().int().min(1).max(10_000_000).optional(),
+  // A blank value must not coerce to 0 (greedy sampling): only a written number counts.
+  DH_TEMPERATURE: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, 'a number from 0 to 2, e.g. 0 or 0.7')
+    .transform(Number)
+    .pipe(z.number().max(2, 'a number from 0 to 2'))
+    .optional(),
   DH_SYSTEM_PROMPT: z.string().optional(),
   DH_WORKFLOW_BUNDLE: z.string().min(1).optional(),
   DH_WORKFLOW_BUNDLE_CACHE: z.enum(['on', 'off']).optional(),
@@ -65,6 +72,8 @@ export interface WorkerConfig {
   readonly contextWindow?: number;
   /** DH_MAX_TOKENS: the answer's output limit (`max_tokens`); generic endpoints default to one (worker-profile.ts). */
   readonly maxTokens?: number;
+  /** DH_TEMPERATURE: the sampling temperature every request records and sends; the provider's default when unset. */
+  readonly temperature?: number;
   readonly systemPrompt: string;
   readonly workflowBundlePath: string | undefined;
   /**
@@ -136,6 +145,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     thinking: e.DH_THINKING ?? (provider === 'deepseek' ? 'disabled' : undefined),
     ...(e.DH_CONTEXT_WINDOW !== undefined ? { contextWindow: e.DH_CONTEXT_WINDOW } : {}),
     ...(e.DH_MAX_TOKENS !== undefined ? { maxTokens: e.DH_MAX_TOKENS } : {}),
+    ...(e.DH_TEMPERATURE !== undefined ? { temperature: e.DH_TEMPERATURE } : {}),
     systemPrompt: e.DH_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
     workflowBundlePath: e.DH_WORKFLOW_BUNDLE,
     workflowBundleCache: e.DH_WORKFLOW_BUNDLE_CACHE !== 'off',

@@ -30,6 +30,7 @@ function workerFingerprint(config: WorkerConfig, temporal: TemporalRecord): stri
     // Only when set, so the fingerprint of a worker started without them stays what it was.
     ...(config.contextWindow !== undefined ? { contextWindow: config.contextWindow } : {}),
     ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
+    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
     systemPrompt: config.systemPrompt,
     workflowBundlePath: config.workflowBundlePath ?? null,
     shellSandbox: config.shellSandbox,

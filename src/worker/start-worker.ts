@@ -47,6 +47,7 @@ export async function startWorker(
       model: config.model,
       includeUsage: true,
       ...(maxTokens !== undefined ? { maxTokens } : {}),
+      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
       ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
     },
   });

@@ -152,7 +152,7 @@ describe('a generic endpoint through the real worker', () => {
     provider
       .requests()
       .filter((r) => r.path.endsWith('/chat/completions') && r.body.includes(text))
-      .map((r) => JSON.parse(r.body) as { max_tokens?: number });
+      .map((r) => JSON.parse(r.body) as { max_tokens?: number; temperature?: number });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'dh-generic-endpoint-'));
@@ -227,17 +227,18 @@ describe('a generic endpoint through the real worker', () => {
     let asked: number;
     beforeAll(async () => {
       asked = llama.modelsAsked;
-      w = await runWorker({ DH_CONTEXT_WINDOW: '3000', DH_MAX_TOKENS: '321' });
+      w = await runWorker({ DH_CONTEXT_WINDOW: '3000', DH_MAX_TOKENS: '321', DH_TEMPERATURE: '0' });
     });
     afterAll(async () => w?.stop());
 
-    it('records both without asking the server, and sends the configured limit', async () => {
+    it('records both (and DH_TEMPERATURE) without asking the server, and sends them', async () => {
       expect(llama.modelsAsked).toBe(asked);
       await w.sessions.followup(CONFIGURED, 'hello, configured', { start: true });
       const events = await waitForTurnEnd(w.store, CONFIGURED, 1);
       const [header] = ofType(events, 'request/header');
-      expect(header?.header).toMatchObject({ contextWindow: 3000, config: { maxTokens: 321 } });
-      expect(bodiesWith('hello, configured').map((b) => b.max_tokens)).toEqual([321]);
+      expect(header?.header).toMatchObject({ contextWindow: 3000, config: { maxTokens: 321, temperature: 0 } });
+      const bodies = bodiesWith('hello, configured');
+      expect(bodies.map((b) => [b.max_tokens, b.temperature])).toEqual([[321, 0]]);
     });
 
     it('the configured window drives compaction pressure', async () => {

@@ -59,6 +59,20 @@ describe('DH_CONTEXT_WINDOW and DH_MAX_TOKENS', () => {
   });
 });
 
+describe('DH_TEMPERATURE', () => {
+  it('is read as a number from 0 to 2; unset, the configuration has none', () => {
+    expect(generic({ DH_TEMPERATURE: '0' }).temperature).toBe(0);
+    expect(generic({ DH_TEMPERATURE: '0.7' }).temperature).toBe(0.7);
+    expect('temperature' in generic()).toBe(false);
+  });
+
+  it.each(['', 'hot', '-1', '2.5', '1e0'])('DH_TEMPERATURE=%j is one line naming the variable', (value) => {
+    const error = configError({ DH_TEMPERATURE: value });
+    expect(error.code).toBe('INVALID_CONFIG');
+    expect(error.message).toMatch(/^invalid configuration: DH_TEMPERATURE: [^\n]+$/);
+  });
+});
+
 describe('the worker profile', () => {
   it("a generic endpoint's one model gets the fallback window, or the configured or discovered one", () => {
     expect(workerProfile(generic()).models).toEqual([
