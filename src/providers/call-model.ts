@@ -140,6 +140,14 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
 
   if (!assembly.finished) {
     if (signal?.aborted) return { message: assembly.interrupted(), wire, sent: guard.state.sent };
+    if (!assembly.sawChoice && guard.state.bytesReceived === 0 && profile.emptyStreamIsOverflow === true) {
+      throw new ProviderError(
+        ProviderErrorCode.ContextLengthExceeded,
+        'the server answered 200 and closed the stream without sending anything, which is how ' +
+          "llama-cpp-python's server refuses a request longer than its context (n_ctx): taken as a context overflow",
+        { status: 200, details: { evidence: 'empty-stream' } },
+      );
+    }
     if (!assembly.sawChoice) {
       throw new ProviderError(ProviderErrorCode.MalformedResponse, 'the stream ended without any choice', {
         details: { bytesReceived: guard.state.bytesReceived, dataLines: guard.state.dataLines },

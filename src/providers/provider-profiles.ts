@@ -50,6 +50,13 @@ export const ProviderProfile = z
      * assistant messages. Without it, `config.thinking` is refused and reasoning is never sent back.
      */
     thinkingField: z.boolean(),
+    /**
+     * A 200 answer whose event stream closes before a single byte is a refused request that is too long
+     * for the model's context: llama-cpp-python's server refuses a streamed over-long prompt that way (the
+     * error is only in its own log). Set for generic endpoints; a built-in provider's empty stream is a
+     * glitch, retried.
+     */
+    emptyStreamIsOverflow: z.boolean().optional(),
     models: z.array(ModelInfo).min(1),
     /** Capabilities assumed for a model id not in `models`, or `refuse` to reject unknown ids. */
     unlistedModels: z.union([z.literal('refuse'), ModelCapabilities]),
@@ -182,6 +189,7 @@ export function resolveProfile(name: string, overrides: ProfileOverrides = {}): 
       apiKeyEnv: overrides.apiKeyEnv ?? GENERIC_API_KEY_ENV,
       ...(overrides.apiKeyEnv === undefined ? { apiKeyOptional: true } : {}),
       thinkingField: overrides.thinkingField ?? false,
+      emptyStreamIsOverflow: true,
       models: mergeModels([], overrides.models ?? []),
       unlistedModels: overrides.unlistedModels ?? 'refuse',
     };

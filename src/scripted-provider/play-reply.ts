@@ -83,6 +83,11 @@ export async function playReply(
     res.socket?.destroy();
     return;
   }
+  if (fault?.kind === 'closed') {
+    res.writeHead(200, { ...headers, 'x-request-id': requestId });
+    res.end();
+    return;
+  }
   if (fault?.kind === 'hang') {
     res.writeHead(200, { ...headers, 'x-request-id': requestId });
     res.flushHeaders();

@@ -61,6 +61,8 @@ export const Fault = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('malformed-sse') }),
   /** 200 with a stream (or body) that carries no choices at all. */
   z.strictObject({ kind: z.literal('empty') }),
+  /** 200, then the body ends before a single byte: llama-cpp-python's answer to a streamed over-long prompt. */
+  z.strictObject({ kind: z.literal('closed') }),
   /**
    * A real server's answer replayed as it was recorded (the provider error fixtures): this status, these
    * headers, and the body — a string byte for byte, any other JSON value serialized as application/json.

@@ -263,6 +263,21 @@ describe('callModel: faults', () => {
     expect(await failure(call(builtRequest(), profile))).toMatchObject({ code: 'MALFORMED_RESPONSE' });
   });
 
+  it("a 200 that closes before a byte → CONTEXT_LENGTH_EXCEEDED on a generic endpoint (llama-cpp-python's streamed overflow), MALFORMED_RESPONSE on a built-in one", async () => {
+    const { server, profile } = await serve(
+      deepseekScript([{ fault: { kind: 'closed' } }, { fault: { kind: 'closed' } }]),
+    );
+    expect(await failure(call(builtRequest(), profile))).toMatchObject({ code: 'MALFORMED_RESPONSE', retryable: true });
+    const generic = resolveProfile('llama', {
+      baseURL: server.url,
+      models: [{ id: 'deepseek-v4-flash', contextWindow: 512, vision: false, thinking: 'none' }],
+    });
+    const local = builtRequest({ config: { provider: 'llama', model: 'deepseek-v4-flash', thinking: undefined } });
+    const error = await failure(call(local, generic));
+    expect(error).toMatchObject({ code: 'CONTEXT_LENGTH_EXCEEDED', retryable: false, status: 200 });
+    expect(error.message).toMatch(/closed the stream without sending anything/);
+  });
+
   it('401 → AUTH, not retryable, and the key appears nowhere', async () => {
     const { server, profile } = await serve(deepseekScript([{ fault: { kind: 'status', status: 401 } }]));
     const error = await failure(call(builtRequest(), profile));
