@@ -1,6 +1,7 @@
 // compact: one compaction, logged as compact/start … compact/end. A summary replaces the surface before
 // the most recent turns, produced by a request that is the next step's request plus an instruction (a
-// cache hit on the shared prefix); `prune` replaces large old tool outputs by stubs, without a model.
+// cache hit on the shared prefix); `prune` replaces large old tool outputs by stubs, without a model. A
+// summary request too long for the model drops those turns from the surface instead.
 import { CancelledFailure } from '@temporalio/activity';
 import {
   buildCompactionRequest,
@@ -13,12 +14,21 @@ import {
   SUMMARY_PREFIX,
   type EventDraft,
 } from '../core/index.js';
+import { ProviderError, ProviderErrorCode } from '../providers/provider-error.js';
 import { toWireBody } from '../providers/wire-body.js';
 import type { CompactInput, CompactOutcome } from '../shared/activity-contracts.js';
 import type { ActivityContext } from './activity-context.js';
 import { callModelObserved } from './call-model-observed.js';
 import { failpoint } from './failpoints.js';
 import { ingressDrafts } from './inbox-drafts.js';
+
+/** What replaces turns that could not be summarized because the summary request did not fit either. */
+export function omittedNotice(messages: number): string {
+  return (
+    `[${messages} earlier messages were removed from this conversation: they no longer fit the model's ` +
+    'context window, and a summary of them did not fit either. Ask the user if you need what they said.]'
+  );
+}
 
 /** Output budget of a summary request. */
 const SUMMARY_MAX_TOKENS = 2048;
@@ -87,19 +97,45 @@ export async function compact(context: ActivityContext, input: CompactInput): Pr
       );
     }
     const wire = await toWireBody(built, runtime.profile);
-    const result = await callModelObserved(runtime, {
-      request: built,
-      verifiedBody: wire.body,
-      purpose: 'compaction',
-      // A compaction runs between steps: it belongs to the open turn (or the last one) at step 0.
-      context: {
-        sessionId,
-        turn: session.state.openTurn ?? session.state.lastTurn,
-        step: 0,
-        events: session.events,
-      },
-      onDelta: () => failpoint('compaction-summarizing'),
-    });
+    let result: Awaited<ReturnType<typeof callModelObserved>>;
+    try {
+      result = await callModelObserved(runtime, {
+        request: built,
+        verifiedBody: wire.body,
+        purpose: 'compaction',
+        // A compaction runs between steps: it belongs to the open turn (or the last one) at step 0.
+        context: {
+          sessionId,
+          turn: session.state.openTurn ?? session.state.lastTurn,
+          step: 0,
+          events: session.events,
+        },
+        onDelta: () => failpoint('compaction-summarizing'),
+      });
+    } catch (error) {
+      // The summary request is the whole surface plus the instruction: when the step overflowed, it
+      // overflows too. Then the oldest turns are dropped from the surface (they stay in the log), and
+      // the session carries on instead of failing on the same overflow again.
+      if (!(error instanceof ProviderError) || error.code !== ProviderErrorCode.ContextLengthExceeded) throw error;
+      const omitted = [{ role: 'user' as const, content: omittedNotice(range.end - range.start + 1) }];
+      session = await cache.append(session, [
+        // The refused request was sent: the log says so, with the digest the audit re-derives.
+        {
+          type: 'compact/refused',
+          at: Date.now(),
+          compactionId,
+          provider: built.config.provider,
+          model: built.config.model,
+          maxTokens,
+          requestDigest: wire.digest,
+          requestBytes: wire.bytes,
+          error: { code: error.code, message: error.message },
+        },
+        { type: 'surface/replace', at: Date.now(), replaceId: compactionId, range, messages: omitted },
+        { type: 'compact/end', at: Date.now(), compactionId, outcome: 'applied' },
+      ]);
+      return finish('applied');
+    }
     if (result.message.interrupted) throw new CancelledFailure('interrupted during compaction');
     const summary = result.message.content?.trim() ?? '';
     if (summary === '') return abandon();

@@ -29,7 +29,7 @@ export interface AuditOptions {
   readonly logKey?: LogKey;
 }
 
-/** One row per recorded request: each `request/sent` (a step) and each `compact/summary` (a compaction). */
+/** One row per recorded request: each `request/sent` (a step) and each `compact/summary` or `compact/refused` (a compaction). */
 export interface AuditStepRow {
   readonly kind: 'step' | 'compaction';
   /** The step (for a compaction, the last step before it). */

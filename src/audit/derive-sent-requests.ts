@@ -1,5 +1,5 @@
 // Re-derives every request a session's log says was sent: for each `request/sent` (a step) and each
-// `compact/summary` (a compaction's summary request), the request the log before it builds, its wire
+// `compact/summary` or `compact/refused` (a compaction's summary request), the request the log before it builds, its wire
 // body and digest, compared with what was recorded. Shared by the audit, `dh replay` and `dh show --step`.
 import { buildRequest, type BuiltRequest } from '../core/build-request.js';
 import { buildCompactionRequest } from '../core/compaction.js';
@@ -18,7 +18,7 @@ export interface DerivedRequest {
   readonly step: number;
   /** `T.S` for a step, `compact:<compactionId>` for a compaction. */
   readonly id: string;
-  /** Seq of the `request/sent` (or `compact/summary`) event; the request is built from the events before it. */
+  /** Seq of the `request/sent` (or `compact/summary` / `compact/refused`) event; the request is built from the events before it. */
   readonly sentSeq: number;
   readonly recordedDigest: string;
   readonly recordedBytes: number;
@@ -47,16 +47,19 @@ export interface DeriveOptions {
   readonly readAttachment?: ReadAttachment;
 }
 
-export type RecordedRequestEvent = EventOf<'request/sent'> | EventOf<'compact/summary'>;
+export type RecordedRequestEvent = EventOf<'request/sent'> | EventOf<'compact/summary'> | EventOf<'compact/refused'>;
 
 /** The `request/sent` events of a log, in order. */
 export function sentEvents(events: readonly SessionEvent[]): EventOf<'request/sent'>[] {
   return events.filter((e): e is EventOf<'request/sent'> => e.type === 'request/sent');
 }
 
-/** Every event that records a model request (steps and compaction summaries), in log order. */
+/** Every event that records a model request (steps and compaction summaries, refused ones too), in log order. */
 export function recordedRequestEvents(events: readonly SessionEvent[]): RecordedRequestEvent[] {
-  return events.filter((e): e is RecordedRequestEvent => e.type === 'request/sent' || e.type === 'compact/summary');
+  return events.filter(
+    (e): e is RecordedRequestEvent =>
+      e.type === 'request/sent' || e.type === 'compact/summary' || e.type === 'compact/refused',
+  );
 }
 
 /**

@@ -217,6 +217,22 @@ export const CompactSummary = z.strictObject({
   requestDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
   requestBytes: z.number().int().nonnegative(),
 });
+/**
+ * A summary request the provider refused as longer than the model's context (the step overflowed, and
+ * the summary request holds the same surface and more): its digest, audited like a summary's. The turns
+ * it would have summarized are then dropped from the surface by the surface/replace that follows.
+ */
+export const CompactRefused = z.strictObject({
+  ...envelope,
+  type: z.literal('compact/refused'),
+  compactionId: Id,
+  provider: z.string().min(1),
+  model: z.string().min(1),
+  maxTokens: z.number().int().positive().optional(),
+  requestDigest: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  requestBytes: z.number().int().nonnegative(),
+  error: ErrorInfo,
+});
 export const SurfaceReplace = z.strictObject({
   ...envelope,
   type: z.literal('surface/replace'),
@@ -253,6 +269,7 @@ export const SessionEvent = z.discriminatedUnion('type', [
   ApprovalDecision,
   CompactStart,
   CompactSummary,
+  CompactRefused,
   SurfaceReplace,
   CompactEnd,
 ]);
@@ -313,6 +330,7 @@ export function eventKey(draft: EventDraft): string {
       return `${draft.type}/${draft.turn}.${draft.step}/${draft.callId}`;
     case 'compact/start':
     case 'compact/summary':
+    case 'compact/refused':
     case 'compact/end':
       return `${draft.type}/${draft.compactionId}`;
     case 'surface/replace':

@@ -239,6 +239,7 @@ export class LogState {
         this.openCompaction = event.compactionId;
         break;
       case 'compact/summary':
+      case 'compact/refused':
       case 'compact/end':
         if (this.openCompaction !== event.compactionId) fail(`compaction "${event.compactionId}" is not in progress`);
         if (event.type === 'compact/end') this.openCompaction = null;

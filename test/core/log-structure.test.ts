@@ -309,6 +309,27 @@ describe('log structure', () => {
     );
   });
 
+  it('a refused summary request belongs to an open compaction and shows nothing to the model', () => {
+    const s = withToolCalls();
+    s.append({ type: 'step/end', at, turn: 1, step: 1 });
+    const refused = {
+      type: 'compact/refused',
+      at,
+      compactionId: 'k1',
+      provider: 'local',
+      model: 'small',
+      maxTokens: 2048,
+      requestDigest: `sha256:${'0'.repeat(64)}`,
+      requestBytes: 100,
+      error: { code: 'CONTEXT_LENGTH_EXCEEDED', message: 'too long' },
+    } as const;
+    refuse(s, [refused], /compaction "k1" is not in progress/);
+    const surface = s.deriveMessages();
+    s.append({ type: 'compact/start', at, compactionId: 'k1', trigger: 'overflow' }, refused);
+    expect(s.deriveMessages()).toEqual(surface);
+    s.append({ type: 'compact/end', at, compactionId: 'k1', outcome: 'abandoned' });
+  });
+
   it('injected context renders as a user message marked with its source; empty model output is invisible', () => {
     const s = new Session('s-struct');
     s.append(

@@ -234,7 +234,8 @@ export function waitForTurnEnd(
 
 /**
  * Every wire body the log explains, in log order: each step's request (checked against its
- * request/sent digest) and each compaction's summary request (checked against compact/summary).
+ * request/sent digest) and each compaction's summary request (checked against compact/summary, or
+ * compact/refused when the provider refused it).
  */
 export async function derivedBodies(
   sessionId: string,
@@ -248,7 +249,7 @@ export async function derivedBodies(
       if (wire.digest !== event.digest)
         throw new Error(`${sessionId} step ${event.turn}.${event.step}: the recorded digest does not re-derive`);
       bodies.push(wire.body);
-    } else if (event.type === 'compact/summary') {
+    } else if (event.type === 'compact/summary' || event.type === 'compact/refused') {
       const wire = await toWireBody(
         buildCompactionRequest(sessionId, events.slice(0, event.seq), event.maxTokens),
         profile,

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMPACTION_INSTRUCTION, deriveMessages, type SessionEvent } from '../../src/core/index.js';
 import { compactUpdate, followupSignal } from '../../src/shared/session-messages.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
+import { omittedNotice } from '../../src/activities/compact.js';
 import { echoTool } from '../helpers/test-tools.js';
 import {
   expectProviderSawTheLog,
@@ -129,5 +130,53 @@ describe('compaction', () => {
     });
     // The log holds turn/end before the workflow has taken closeTurn's result: wait for the state to catch up.
     await waitForState(handle, (s) => s.status === 'idle' && s.lastTurnEnd?.turn === 3);
+  });
+});
+
+describe('compaction when the summary request does not fit either', () => {
+  let h: Harness;
+  const overflow = {
+    kind: 'status',
+    status: 400,
+    code: 'context_length_exceeded',
+    message: "This model's maximum context length is 2500 tokens.",
+  } as const;
+  beforeAll(async () => {
+    h = await startHarness({
+      script: {
+        cache: 'deepseek',
+        mode: 'match',
+        replies: [
+          { match: { lastUserContains: SUMMARIZE }, fault: overflow, repeat: 10 },
+          { match: { lastUserContains: 'big note' }, fault: overflow },
+          { match: { lastUserContains: 'big note' }, text: 'fine without the oldest turn' },
+          { match: { lastUserContains: 'small talk' }, text: 'hello', repeat: 10 },
+        ],
+      },
+    });
+  });
+  afterAll(async () => h?.stop());
+
+  it('drops the oldest turns from the surface (they stay in the log) and the turn carries on', async () => {
+    const handle = await h.start('summary-overflow', { compactAt: 0, keepRecentTurns: 1 });
+    await handle.signal(followupSignal, { content: 'small talk first' });
+    await waitForTurnEnd(h.store, 'summary-overflow', 1);
+    await handle.signal(followupSignal, { content: 'big note: ' + 'lorem ipsum '.repeat(40) });
+    const events = await waitForTurnEnd(h.store, 'summary-overflow', 2);
+    expect(turnEnds(events)).toEqual(['1:completed', '2:completed']);
+    expect(compactions(events)).toEqual(['overflow', 'applied']);
+    expect(events.some((e) => e.type === 'compact/summary')).toBe(false);
+    // The refused summary request is logged with its digest (expectProviderSawTheLog re-derives it).
+    expect(events.filter((e) => e.type === 'compact/refused')).toMatchObject([
+      { error: { code: 'CONTEXT_LENGTH_EXCEEDED' } },
+    ]);
+    // Turn 1 (its question and answer) became one notice; turn 2 is whole, answered in its second step.
+    const surface = deriveMessages(events);
+    expect(surface[0]).toEqual({ role: 'user', content: omittedNotice(2) });
+    expect(surface.slice(1).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(surface.at(-1)).toMatchObject({ content: 'fine without the oldest turn' });
+    expect(events.filter((e) => e.type === 'user/message').map((e) => e.content)).toContain('small talk first');
+    await expectProviderSawTheLog(h, ['summary-overflow']);
+    expect((await checkHistoryMirror(h.client, h.store, 'summary-overflow')).problem).toBeNull();
   });
 });

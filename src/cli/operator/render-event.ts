@@ -76,6 +76,8 @@ export function describeEvent(event: SessionEvent): string {
         `${event.compactionId} ${event.provider}/${event.model}: messages ${event.range.start}..${event.range.end}, ` +
         `${event.tokensBefore} → ${event.tokensAfter} tokens`
       );
+    case 'compact/refused':
+      return `${event.compactionId} ${event.provider}/${event.model}: ${event.error.code}: ${oneLine(event.error.message)}`;
     case 'compact/end':
       return `${event.compactionId}: ${event.outcome}`;
     case 'surface/replace':

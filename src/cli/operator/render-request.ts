@@ -15,7 +15,7 @@ export function requestHeading(step: DerivedRequest): string {
   const where =
     step.kind === 'step'
       ? `step ${step.id} (request/sent at seq ${step.sentSeq})`
-      : `compaction ${step.id.slice('compact:'.length)} (summary request, compact/summary at seq ${step.sentSeq})`;
+      : `compaction ${step.id.slice('compact:'.length)} (summary request at seq ${step.sentSeq})`;
   if (step.error !== null || !step.wire || !step.request) return `${where}: CANNOT BE DERIVED: ${step.error ?? ''}`;
   const verdict = step.digestOk
     ? `digest ${step.wire.digest} matches the log`
