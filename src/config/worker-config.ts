@@ -3,11 +3,14 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { DhError } from '../core/index.js';
+import { DhError, type CallConfig } from '../core/index.js';
+import { ADAPTER_OWNED_FIELDS } from '../providers/wire-body.js';
 import { LOG_KEY_ENV, logKeyFromEnv, type LogKey } from '../stores/log-key.js';
 import { chooseProvider } from './provider-choice.js';
 
 export const ConfigErrorCode = 'INVALID_CONFIG';
+
+type ExtraBody = NonNullable<CallConfig['extraBody']>;
 
 const Env = z.object({
   DH_HOME: z.string().min(1).optional(),
@@ -34,6 +37,26 @@ const Env = z.object({
     .regex(/^\d+(\.\d+)?$/, 'a number from 0 to 2, e.g. 0 or 0.7')
     .transform(Number)
     .pipe(z.number().max(2, 'a number from 0 to 2'))
+    .optional(),
+  DH_STREAM: z.enum(['on', 'off']).optional(),
+  DH_EXTRA_BODY: z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        const value: unknown = JSON.parse(text);
+        if (typeof value === 'object' && value !== null && !Array.isArray(value)) return value as ExtraBody;
+      } catch {
+        // reported below
+      }
+      ctx.addIssue({
+        code: 'custom',
+        message: 'a JSON object of extra request-body fields, e.g. {"tool_choice":"auto"}',
+      });
+      return z.NEVER;
+    })
+    .refine((body) => !Object.keys(body).some((key) => ADAPTER_OWNED_FIELDS.includes(key)), {
+      message: `may not set a field dh writes itself (${ADAPTER_OWNED_FIELDS.join(', ')})`,
+    })
     .optional(),
   DH_SYSTEM_PROMPT: z.string().optional(),
   DH_WORKFLOW_BUNDLE: z.string().min(1).optional(),
@@ -74,6 +97,10 @@ export interface WorkerConfig {
   readonly maxTokens?: number;
   /** DH_TEMPERATURE: the sampling temperature every request records and sends; the provider's default when unset. */
   readonly temperature?: number;
+  /** DH_STREAM=off: one whole response per call instead of a stream (recorded as `stream: false`). */
+  readonly stream?: false;
+  /** DH_EXTRA_BODY: extra top-level request-body fields for a generic endpoint, recorded in the header. */
+  readonly extraBody?: ExtraBody;
   readonly systemPrompt: string;
   readonly workflowBundlePath: string | undefined;
   /**
@@ -117,6 +144,13 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   const choice = chooseProvider(e, DEFAULT_MODELS);
   if (!choice.ok) throw new DhError(ConfigErrorCode, `invalid configuration: ${choice.problem}`, choice.details);
   const { provider, model } = choice;
+  if (e.DH_EXTRA_BODY !== undefined && (provider === 'deepseek' || provider === 'openai')) {
+    throw new DhError(
+      ConfigErrorCode,
+      `invalid configuration: DH_EXTRA_BODY is for generic endpoints; DH_PROVIDER="${provider}" is built in`,
+      { variable: 'DH_EXTRA_BODY' },
+    );
+  }
   if (e.DH_MAX_TOKENS !== undefined && e.DH_CONTEXT_WINDOW !== undefined && e.DH_MAX_TOKENS > e.DH_CONTEXT_WINDOW) {
     throw new DhError(
       ConfigErrorCode,
@@ -146,6 +180,8 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     ...(e.DH_CONTEXT_WINDOW !== undefined ? { contextWindow: e.DH_CONTEXT_WINDOW } : {}),
     ...(e.DH_MAX_TOKENS !== undefined ? { maxTokens: e.DH_MAX_TOKENS } : {}),
     ...(e.DH_TEMPERATURE !== undefined ? { temperature: e.DH_TEMPERATURE } : {}),
+    ...(e.DH_STREAM === 'off' ? { stream: false as const } : {}),
+    ...(e.DH_EXTRA_BODY !== undefined ? { extraBody: e.DH_EXTRA_BODY } : {}),
     systemPrompt: e.DH_SYSTEM_PROMPT ?? DEFAULT_SYSTEM_PROMPT,
     workflowBundlePath: e.DH_WORKFLOW_BUNDLE,
     workflowBundleCache: e.DH_WORKFLOW_BUNDLE_CACHE !== 'off',

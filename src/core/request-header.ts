@@ -28,7 +28,12 @@ export const CallConfig = z.strictObject({
   reasoningEffort: z.enum(['minimal', 'low', 'medium', 'high']).optional(),
   /** Thinking mode, recorded explicitly because some providers turn it on by default. */
   thinking: z.enum(['enabled', 'disabled']).optional(),
-  /** `stream_options.include_usage` on the wire. */
+  /**
+   * `false`: one non-streamed response instead of a stream (for servers that cannot stream a feature,
+   * e.g. llama-cpp-python's automatic tool choice); absent or `true`: streamed.
+   */
+  stream: z.boolean().optional(),
+  /** `stream_options.include_usage` on the wire (streamed requests only; a whole response carries usage). */
   includeUsage: z.boolean().optional(),
   /** Extra top-level wire-body fields for a generic profile, recorded so the body stays derivable. */
   extraBody: JsonObjectSchema.optional(),

@@ -31,6 +31,8 @@ function workerFingerprint(config: WorkerConfig, temporal: TemporalRecord): stri
     ...(config.contextWindow !== undefined ? { contextWindow: config.contextWindow } : {}),
     ...(config.maxTokens !== undefined ? { maxTokens: config.maxTokens } : {}),
     ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+    ...(config.stream === false ? { stream: false } : {}),
+    ...(config.extraBody !== undefined ? { extraBody: config.extraBody } : {}),
     systemPrompt: config.systemPrompt,
     workflowBundlePath: config.workflowBundlePath ?? null,
     shellSandbox: config.shellSandbox,

@@ -1,8 +1,14 @@
-// One streamed model call: BuiltRequest → canonical wire body → guarded fetch → assembled assistant message.
+// One model call: BuiltRequest → canonical wire body → guarded fetch → assembled assistant message
+// (streamed, or one whole response when the header says `stream: false`).
 // The openai SDK does HTTP and SSE parsing only; it never retries (Temporal does) and never chooses bytes
 // (the guarded fetch sends exactly the verified body).
 import OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParams,
+  ChatCompletionCreateParamsStreaming,
+} from 'openai/resources/chat/completions';
 import type { BuiltRequest } from '../core/build-request.js';
 import type { Usage } from '../core/events.js';
 import type { ToolCall } from '../core/messages.js';
@@ -108,19 +114,24 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
   });
   // The SDK re-serializes its params; they are parsed from the canonical body, and the guarded fetch
   // sends the canonical bytes themselves (see guarded-fetch.ts).
-  const params = JSON.parse(wire.body) as ChatCompletionCreateParamsStreaming;
+  const params = JSON.parse(wire.body) as ChatCompletionCreateParams;
+  const options = signal ? { signal } : {};
 
   let callbackFailure: { error: unknown } | undefined;
   try {
-    const stream = await client.chat.completions.create(params, signal ? { signal } : {});
-    for await (const chunk of stream) {
+    // A non-streamed response is assembled as one chunk, so both kinds share every rule below.
+    const chunks =
+      params.stream === false
+        ? [asChunk(await client.chat.completions.create(params, options))]
+        : await client.chat.completions.create(params as ChatCompletionCreateParamsStreaming, options);
+    for await (const chunk of chunks) {
       const deltas = assembly.push(chunk);
       if (!onDelta) continue;
       try {
         for (const delta of deltas) onDelta(delta);
       } catch (error) {
         callbackFailure = { error };
-        stream.controller.abort();
+        if (!Array.isArray(chunks)) chunks.controller.abort();
         break;
       }
     }
@@ -159,6 +170,36 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
   }
   const message = assembly.complete();
   return { message, ...(assembly.usage ? { usage: assembly.usage } : {}), wire, sent: true };
+}
+
+/** A whole response as the one chunk that would have streamed it (tool calls indexed by position). */
+function asChunk(completion: ChatCompletion): ChatCompletionChunk {
+  const choices = Array.isArray(completion.choices) ? completion.choices : [];
+  return {
+    id: completion.id,
+    object: 'chat.completion.chunk',
+    created: completion.created,
+    model: completion.model,
+    ...(completion.usage ? { usage: completion.usage } : {}),
+    choices: choices.map((choice) => {
+      const message = (choice.message ?? {}) as ChatCompletion.Choice['message'] & { reasoning_content?: unknown };
+      const toolCalls = (message.tool_calls ?? []).flatMap((call, index) =>
+        call.type === 'function'
+          ? [{ index, id: call.id, type: 'function' as const, function: { ...call.function } }]
+          : [],
+      );
+      return {
+        index: choice.index,
+        finish_reason: choice.finish_reason,
+        delta: {
+          role: 'assistant' as const,
+          ...(typeof message.content === 'string' ? { content: message.content } : {}),
+          ...(typeof message.reasoning_content === 'string' ? { reasoning_content: message.reasoning_content } : {}),
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+      };
+    }),
+  };
 }
 
 interface PartialToolCall {

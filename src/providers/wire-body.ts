@@ -65,7 +65,7 @@ export async function toWireBody(
   const body: Record<string, JsonValue> = {
     model: config.model,
     messages,
-    stream: true,
+    stream: config.stream ?? true,
   };
   if (request.tools.length > 0) {
     body.tools = request.tools.map((tool) => ({
@@ -73,7 +73,9 @@ export async function toWireBody(
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }));
   }
-  if (config.includeUsage !== undefined) body.stream_options = { include_usage: config.includeUsage };
+  if (config.includeUsage !== undefined && config.stream !== false) {
+    body.stream_options = { include_usage: config.includeUsage };
+  }
   if (config.temperature !== undefined) body.temperature = config.temperature;
   if (config.topP !== undefined) body.top_p = config.topP;
   if (config.maxTokens !== undefined) body.max_tokens = config.maxTokens;

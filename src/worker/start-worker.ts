@@ -48,6 +48,8 @@ export async function startWorker(
       includeUsage: true,
       ...(maxTokens !== undefined ? { maxTokens } : {}),
       ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+      ...(config.stream === false ? { stream: false } : {}),
+      ...(config.extraBody !== undefined ? { extraBody: config.extraBody } : {}),
       ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
     },
   });

@@ -541,3 +541,55 @@ describe('callModel: keys', () => {
     expectNoKeyRecorded(server);
   });
 });
+
+describe('callModel: one whole response (config.stream false)', () => {
+  const localModels = [{ id: 'local-model', contextWindow: 8192, vision: false, thinking: 'none' as const }];
+  const wholeRequest = (extraBody?: Record<string, string>) =>
+    builtRequest({
+      config: {
+        provider: 'local',
+        model: 'local-model',
+        thinking: undefined,
+        stream: false,
+        includeUsage: true,
+        ...(extraBody ? { extraBody } : {}),
+      },
+      tools: [weatherTool],
+    });
+
+  it('sends stream: false without stream_options and assembles text, tool calls, finish reason and usage', async () => {
+    const server = await startScriptedProvider({
+      script: {
+        models: ['local-model'],
+        cache: 'openai',
+        replies: [
+          { text: 'all at once' },
+          { toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{"city":"Oslo"}' }] },
+        ],
+      },
+    });
+    servers.push(server);
+    const profile = resolveProfile('local', { baseURL: server.url, models: localModels });
+    const deltas: ModelDelta[] = [];
+    const first = await callModel({
+      request: wholeRequest({ tool_choice: 'auto' }),
+      profile,
+      apiKey: '',
+      idleTimeoutMs: 2_000,
+      onDelta: (d) => deltas.push(d),
+    });
+    expect(first.message).toEqual({ content: 'all at once', toolCalls: [], finishReason: 'stop' });
+    expect(first.usage?.output).toBeGreaterThan(0);
+    expect(deltas).toEqual([{ type: 'text', text: 'all at once' }]);
+    const body = JSON.parse(server.requests()[0]?.body ?? '{}') as Record<string, unknown>;
+    expect(body).toMatchObject({ stream: false, tool_choice: 'auto' });
+    expect('stream_options' in body).toBe(false);
+
+    const second = await callModel({ request: wholeRequest(), profile, apiKey: '', idleTimeoutMs: 2_000 });
+    expect(second.message).toEqual({
+      content: null,
+      toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{"city":"Oslo"}' }],
+      finishReason: 'tool_calls',
+    });
+  });
+});

@@ -73,6 +73,34 @@ describe('DH_TEMPERATURE', () => {
   });
 });
 
+describe('DH_STREAM and DH_EXTRA_BODY', () => {
+  it('off and a JSON object are read; unset, the configuration has neither', () => {
+    expect(generic({ DH_STREAM: 'off', DH_EXTRA_BODY: '{"tool_choice":"auto","top_k":20}' })).toMatchObject({
+      stream: false,
+      extraBody: { tool_choice: 'auto', top_k: 20 },
+    });
+    expect(generic({ DH_STREAM: 'on' }).stream).toBeUndefined();
+    const plain = generic();
+    expect('stream' in plain || 'extraBody' in plain).toBe(false);
+  });
+
+  it.each([
+    ['DH_STREAM', 'no'],
+    ['DH_EXTRA_BODY', 'tool_choice=auto'],
+    ['DH_EXTRA_BODY', '["auto"]'],
+    ['DH_EXTRA_BODY', '{"max_tokens":5}'],
+  ])('%s=%s is one line naming the variable', (variable, value) => {
+    const error = configError({ [variable]: value });
+    expect(error.message).toMatch(new RegExp(`^invalid configuration: ${variable}: [^\\n]+$`));
+  });
+
+  it('DH_EXTRA_BODY is refused for a built-in provider', () => {
+    expect(() => readWorkerConfig({ DH_PROVIDER: 'deepseek', DH_EXTRA_BODY: '{"top_k":1}' })).toThrow(
+      /DH_EXTRA_BODY is for generic endpoints/,
+    );
+  });
+});
+
 describe('the worker profile', () => {
   it("a generic endpoint's one model gets the fallback window, or the configured or discovered one", () => {
     expect(workerProfile(generic()).models).toEqual([
