@@ -1,9 +1,22 @@
 // The one mapping from a harness error to a Temporal ApplicationFailure: `type` is the stable code the
-// workflow branches on, retryability comes from the error, and details carry only JSON-safe facts.
+// workflow branches on, retryability comes from the error, details carry only JSON-safe facts, and the
+// message is capped so Temporal keeps it whole.
 import { ApplicationFailure } from '@temporalio/activity';
 import { DhError } from '../core/errors.js';
 
 export const INTERNAL_ERROR_TYPE = 'INTERNAL';
+
+/**
+ * Temporal keeps a retried activity's last failure only up to a few KB (message and stack trace counted)
+ * and replaces a larger one by "Failure exceeds size limit.", which is then what `dh run` and describe
+ * show. A server that echoes the whole request in its error (llama-cpp-python's 500) goes past that.
+ */
+export const MAX_FAILURE_MESSAGE_CHARS = 800;
+
+function capped(message: string): string {
+  if (message.length <= MAX_FAILURE_MESSAGE_CHARS) return message;
+  return `${message.slice(0, MAX_FAILURE_MESSAGE_CHARS)}… (${message.length - MAX_FAILURE_MESSAGE_CHARS} more characters)`;
+}
 
 /** The JSON-safe facts attached as the failure's single `details` entry. */
 export type FailureFacts = Readonly<Record<string, string | number | boolean | null>>;
@@ -29,7 +42,7 @@ export function toApplicationFailure(error: unknown): ApplicationFailure {
     const facts: Record<string, string | number | boolean | null> = { ...error.details, code: error.code, retryable };
     if (retryAfterMs !== undefined) facts.retryAfterMs = retryAfterMs;
     return ApplicationFailure.create({
-      message: error.message,
+      message: capped(error.message),
       type: error.code,
       nonRetryable: !retryable,
       details: [facts satisfies FailureFacts],
@@ -39,7 +52,7 @@ export function toApplicationFailure(error: unknown): ApplicationFailure {
   const name = error instanceof Error ? error.name : typeof error;
   const message = error instanceof Error ? error.message : String(error);
   return ApplicationFailure.create({
-    message: `internal error (${name}): ${message}`,
+    message: capped(`internal error (${name}): ${message}`),
     type: INTERNAL_ERROR_TYPE,
     nonRetryable: true,
     details: [{ code: INTERNAL_ERROR_TYPE, retryable: false, errorName: name } satisfies FailureFacts],

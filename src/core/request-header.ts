@@ -33,6 +33,12 @@ export const CallConfig = z.strictObject({
    * e.g. llama-cpp-python's automatic tool choice); absent or `true`: streamed.
    */
   stream: z.boolean().optional(),
+  /**
+   * What an assistant message without text (one that only calls tools) sends as its `content`: absent,
+   * `null` as the OpenAI API defines it; `empty-string`, `""` for servers that refuse null there
+   * (llama-cpp-python answers 500). Generic endpoints record `empty-string`.
+   */
+  nullContentAs: z.literal('empty-string').optional(),
   /** `stream_options.include_usage` on the wire (streamed requests only; a whole response carries usage). */
   includeUsage: z.boolean().optional(),
   /** Extra top-level wire-body fields for a generic profile, recorded so the body stays derivable. */

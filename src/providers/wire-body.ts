@@ -60,7 +60,8 @@ export async function toWireBody(
 
   const messages: JsonValue[] = [];
   if (request.system !== undefined) messages.push({ role: 'system', content: request.system });
-  for (const message of request.messages) messages.push(wireMessage(message, replayReasoning, images));
+  const nullContent = config.nullContentAs === 'empty-string' ? '' : null;
+  for (const message of request.messages) messages.push(wireMessage(message, replayReasoning, images, nullContent));
 
   const body: Record<string, JsonValue> = {
     model: config.model,
@@ -108,12 +109,17 @@ export function sendsReasoning(config: Readonly<CallConfig>): boolean {
   return config.thinking === 'enabled';
 }
 
-function wireMessage(message: Message, replayReasoning: boolean, images: ReadonlyMap<string, string>): JsonValue {
+function wireMessage(
+  message: Message,
+  replayReasoning: boolean,
+  images: ReadonlyMap<string, string>,
+  nullContent: null | '',
+): JsonValue {
   switch (message.role) {
     case 'user':
       return { role: 'user', content: wireUserContent(message.content, images) };
     case 'assistant':
-      return wireAssistant(message, replayReasoning);
+      return wireAssistant(message, replayReasoning, nullContent);
     case 'tool':
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
   }
@@ -129,8 +135,8 @@ function wireUserContent(content: UserContent, images: ReadonlyMap<string, strin
   });
 }
 
-function wireAssistant(message: AssistantMessage, replayReasoning: boolean): JsonValue {
-  const out: Record<string, JsonValue> = { role: 'assistant', content: message.content };
+function wireAssistant(message: AssistantMessage, replayReasoning: boolean, nullContent: null | ''): JsonValue {
+  const out: Record<string, JsonValue> = { role: 'assistant', content: message.content ?? nullContent };
   const hasToolCalls = message.toolCalls !== undefined && message.toolCalls.length > 0;
   if (message.toolCalls && hasToolCalls) {
     out.tool_calls = message.toolCalls.map((call) => ({

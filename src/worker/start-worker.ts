@@ -49,6 +49,8 @@ export async function startWorker(
       ...(maxTokens !== undefined ? { maxTokens } : {}),
       ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
       ...(config.stream === false ? { stream: false } : {}),
+      // Every OpenAI-compatible server takes "", and some refuse the null the API defines.
+      ...(isBuiltinProvider(config.provider) ? {} : { nullContentAs: 'empty-string' as const }),
       ...(config.extraBody !== undefined ? { extraBody: config.extraBody } : {}),
       ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
     },

@@ -1,11 +1,13 @@
 // callModel over real HTTP against the scripted provider: assembly, usage, every fault's code and
 // retryability, interrupts, the byte-exact body on the wire, keys kept out of everything recorded, and no
 // Authorization header at all for a keyless endpoint.
+import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import type { ChatCompletionCreateParamsStreaming } from 'openai/resources/chat/completions';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BuiltRequest } from '../../src/core/build-request.js';
 import type { Message } from '../../src/core/messages.js';
+import { MAX_FAILURE_MESSAGE_CHARS, toApplicationFailure } from '../../src/activities/to-application-failure.js';
 import { callModel, type CallModelInput, type ModelDelta } from '../../src/providers/call-model.js';
 import { createGuardedFetch } from '../../src/providers/guarded-fetch.js';
 import { classifyProviderError, ProviderError } from '../../src/providers/provider-error.js';
@@ -276,6 +278,23 @@ describe('callModel: faults', () => {
     const error = await failure(call(local, generic));
     expect(error).toMatchObject({ code: 'CONTEXT_LENGTH_EXCEEDED', retryable: false, status: 200 });
     expect(error.message).toMatch(/closed the stream without sending anything/);
+  });
+
+  it("llama-cpp-python's 500 for a null assistant content (captured) → SERVER_ERROR; the failure Temporal keeps stays whole", async () => {
+    const fixture = JSON.parse(
+      readFileSync(new URL('./fixtures/llama-cpp-python/null-content-500.json', import.meta.url), 'utf8'),
+    ) as { status: number; body: { error: { message: string; type: string } } };
+    const { profile } = await serve(
+      deepseekScript([{ fault: { kind: 'recorded', status: fixture.status, headers: {}, body: fixture.body } }]),
+    );
+    const error = await failure(call(builtRequest(), profile));
+    expect(error).toMatchObject({ code: 'SERVER_ERROR', status: 500 });
+    expect(error.message).toMatch(/validation errors/);
+    const kept = toApplicationFailure(error);
+    expect(kept.message.length).toBeLessThanOrEqual(MAX_FAILURE_MESSAGE_CHARS + 40);
+    expect(JSON.stringify({ message: kept.message, stack: kept.stack, details: kept.details }).length).toBeLessThan(
+      4_096,
+    );
   });
 
   it('401 → AUTH, not retryable, and the key appears nowhere', async () => {

@@ -1,7 +1,7 @@
 // The mapping table from harness errors to Temporal ApplicationFailures.
 import { ApplicationFailure } from '@temporalio/activity';
 import { describe, expect, it } from 'vitest';
-import { toApplicationFailure } from '../../src/activities/to-application-failure.js';
+import { MAX_FAILURE_MESSAGE_CHARS, toApplicationFailure } from '../../src/activities/to-application-failure.js';
 import { DhError, InvariantError } from '../../src/core/errors.js';
 import { PROVIDER_ERROR_RETRYABLE, ProviderError, type ProviderErrorCode } from '../../src/providers/provider-error.js';
 
@@ -18,6 +18,14 @@ describe('toApplicationFailure', () => {
       expect(failure.nextRetryDelay).toBeUndefined();
     },
   );
+
+  it('caps a long message so Temporal keeps the failure whole (a server that echoes the request)', () => {
+    const echo = 'x'.repeat(5_000);
+    const failure = toApplicationFailure(new ProviderError('SERVER_ERROR', `server error (500): ${echo}`));
+    expect(failure.message.length).toBeLessThan(MAX_FAILURE_MESSAGE_CHARS + 40);
+    expect(failure.message).toMatch(/^server error \(500\): x+… \(\d+ more characters\)$/);
+    expect(toApplicationFailure(new Error(echo)).message.length).toBeLessThan(MAX_FAILURE_MESSAGE_CHARS + 40);
+  });
 
   it('turns retryAfterMs into nextRetryDelay', () => {
     const failure = toApplicationFailure(

@@ -113,6 +113,29 @@ describe('toWireBody golden bytes', () => {
     expect(body.messages).toEqual([{ role: 'user', content: 'Hello' }]);
   });
 
+  it('an assistant message that only calls tools sends content null, or "" when the header says nullContentAs', async () => {
+    const messages = [
+      { role: 'user' as const, content: 'Weather?' },
+      { role: 'assistant' as const, content: null, toolCalls: [{ id: 'c1', name: 'get_weather', arguments: '{}' }] },
+      { role: 'tool' as const, toolCallId: 'c1', content: 'sunny' },
+    ];
+    const absent = parse((await toWireBody(builtRequest({ messages }), deepseek)).body);
+    expect(absent.messages[1]).toMatchObject({ role: 'assistant', content: null });
+    const empty = parse(
+      (await toWireBody(builtRequest({ messages, config: { nullContentAs: 'empty-string' } }), deepseek)).body,
+    );
+    expect(empty.messages[1]).toMatchObject({ role: 'assistant', content: '' });
+    expect(Object.keys(empty).sort()).toEqual(Object.keys(absent).sort());
+  });
+
+  it('sends stream: false without stream_options when the header says stream false', async () => {
+    const whole = parse(
+      (await toWireBody(builtRequest({ config: { stream: false, includeUsage: true } }), deepseek)).body,
+    );
+    expect(whole.stream).toBe(false);
+    expect('stream_options' in whole).toBe(false);
+  });
+
   it('sends stream_options exactly as recorded, including false', async () => {
     const off = parse((await toWireBody(builtRequest({ config: { includeUsage: false } }), deepseek)).body);
     expect(off.stream_options).toEqual({ include_usage: false });

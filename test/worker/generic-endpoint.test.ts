@@ -198,7 +198,13 @@ describe('a generic endpoint through the real worker', () => {
       const events = await waitForTurnEnd(w.store, DISCOVERED, 1);
       const [header] = ofType(events, 'request/header');
       expect(header?.header.contextWindow).toBe(N_CTX);
-      expect(header?.header.config).toEqual({ provider: 'llama', model: MODEL, includeUsage: true, maxTokens: 2048 });
+      expect(header?.header.config).toEqual({
+        provider: 'llama',
+        model: MODEL,
+        includeUsage: true,
+        nullContentAs: 'empty-string',
+        maxTokens: 2048,
+      });
       expect(bodiesWith('hello there').map((b) => b.max_tokens)).toEqual([2048]);
       // The audit derives the same body and reports the window the header recorded, not a guess of its own.
       const report = await auditSession({ store: w.store, sessionId: DISCOVERED });
@@ -236,7 +242,10 @@ describe('a generic endpoint through the real worker', () => {
       await w.sessions.followup(CONFIGURED, 'hello, configured', { start: true });
       const events = await waitForTurnEnd(w.store, CONFIGURED, 1);
       const [header] = ofType(events, 'request/header');
-      expect(header?.header).toMatchObject({ contextWindow: 3000, config: { maxTokens: 321, temperature: 0 } });
+      expect(header?.header).toMatchObject({
+        contextWindow: 3000,
+        config: { maxTokens: 321, temperature: 0, nullContentAs: 'empty-string' },
+      });
       const bodies = bodiesWith('hello, configured');
       expect(bodies.map((b) => [b.max_tokens, b.temperature])).toEqual([[321, 0]]);
     });
