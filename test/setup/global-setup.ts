@@ -1,6 +1,6 @@
 // Starts the real services the suite needs, once per run, and hands their addresses to the tests:
-// bubblewrap, PostgreSQL, a Temporal dev server (CLI built on first use) and the prebuilt session-workflow
-// bundle.
+// bubblewrap, PostgreSQL, a Temporal dev server (CLI built on first use), the prebuilt session-workflow
+// bundle and the local model server's install (llama-cpp-python, compiled on first use).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +44,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
       project.provide('temporalNamespace', server.namespace);
     })(),
     (async () => {
+      // llama-cpp-python and a small model for test/local-models: see test/setup/llama-cpp-python.ts (a cold
+      // compile takes 10-20 min; each suite starts its own server from this install).
+      const { ensureLlamaCppPython } = await import('./llama-cpp-python.js');
+      const install = await ensureLlamaCppPython((line) => console.log(line));
+      project.provide('llamaPython', install.python);
+      project.provide('llamaModelPath', install.modelPath);
+    })(),
+    (async () => {
       // From the per-user bundle cache (bundled only when the workflow code changed), copied into a
       // directory of this run so an eviction during a long run cannot take it away.
       const { writeSessionWorkflowBundle } = await import('../../src/local-stack/workflow-bundle-cache.js');
@@ -75,5 +83,9 @@ declare module 'vitest' {
     temporalCliPath: string;
     /** The prebuilt session-workflow bundle: `Worker.create({ workflowBundle: { codePath } })`. */
     workflowBundlePath: string;
+    /** A python whose `-m llama_cpp.server` is the local model server (test/helpers/llama-server.ts). */
+    llamaPython: string;
+    /** The GGUF model that server loads. */
+    llamaModelPath: string;
   }
 }

