@@ -10,6 +10,7 @@ import type {
   ToolCallView,
   ToolDefinition,
   ToolGate,
+  ToolProgressReport,
 } from '../plugins/contracts.js';
 import type { ModelDelta } from '../providers/call-model.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
@@ -53,6 +54,8 @@ export interface SessionRuntime {
   onStreamDelta?(delta: ModelDelta, context: StepContext): void;
   /** Read-only observers of each provider call after it returned or failed; must not throw. */
   onModelCall?(report: ModelCallReport, context: StepContext): void;
+  /** Read-only observers of running tool calls' progress (throttled, never logged); must not throw. */
+  onToolProgress?(report: ToolProgressReport, context: StepContext): void;
   /** Notices for the model after a step's tool results, logged as injected context. */
   afterTools?(context: StepContext): Promise<readonly { source: string; content: string }[]>;
   /** The idle watchdog of a model stream, in milliseconds. */

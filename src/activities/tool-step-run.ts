@@ -1,14 +1,16 @@
 // One attempt at a tool step's calls, in model order: each passes the approval gate first (allow / deny /
 // ask), consecutive concurrency-safe calls run in parallel, and results are logged in model order. A call
 // with a result is skipped; one started by a crashed attempt runs again only if its tool is idempotent.
+// A running call's progress goes to the observers (the live channel), throttled, never to the log.
 import { CancelledFailure } from '@temporalio/activity';
 import { TOOL_OUTCOME_UNKNOWN, type EventDraft, type Session, type ToolCall } from '../core/index.js';
-import type { StepContext } from '../plugins/contracts.js';
+import type { StepContext, ToolOutput } from '../plugins/contracts.js';
 import type { ApprovalDecisionInput, PendingApproval, ToolStepInput } from '../shared/activity-contracts.js';
 import type { ActivityContext } from './activity-context.js';
 import { failpoint, failpointArmed } from './failpoints.js';
 import { mapWithLimit } from './map-with-limit.js';
 import { runTool } from './run-tool.js';
+import { toolProgressReporter, type ToolProgressReporter } from './tool-progress.js';
 
 /** Parallel tool runs per step. */
 const TOOL_POOL = 4;
@@ -24,6 +26,8 @@ export class ToolStepRun {
     readonly input: ToolStepInput,
     readonly workspace: string,
     readonly signal: AbortSignal,
+    /** This activity's attempt, which tags the calls' progress updates. */
+    readonly attempt = 1,
   ) {
     this.#session = session;
     this.#decisions = new Map((input.decisions ?? []).map((d) => [d.callId, d]));
@@ -133,8 +137,8 @@ export class ToolStepRun {
    */
   async #runBatch(last = false): Promise<void> {
     if (this.#batch.length === 0) return;
-    const { cache, runtime } = this.context;
-    const { sessionId, turn, step } = this.input;
+    const { cache } = this.context;
+    const { turn, step } = this.input;
     const running = this.#batch;
     this.#batch = [];
     const fresh = running.filter((call) => !this.session.state.openStep?.calls.get(call.id)?.started);
@@ -143,14 +147,7 @@ export class ToolStepRun {
     );
     // Armed only in crash tests: kill the worker while these tools run (never after they returned).
     const killer = failpointArmed('tool-running') ? setTimeout(() => failpoint('tool-running'), 200) : undefined;
-    const outputs = await mapWithLimit(running, TOOL_POOL, (call) =>
-      runTool(runtime.tools.get(call.name), call, {
-        sessionId,
-        callId: call.id,
-        workspace: this.workspace,
-        signal: this.signal,
-      }),
-    );
+    const outputs = await mapWithLimit(running, TOOL_POOL, (call) => this.#run(call));
     clearTimeout(killer);
     if (this.signal.aborted) throw new CancelledFailure('interrupted during a tool call');
     // Results are logged in model order, whatever order the calls finished in.
@@ -163,6 +160,36 @@ export class ToolStepRun {
     }
     await this.#append(results);
     failpoint('tool-after-append');
+  }
+
+  /** One call, with a progress reporter for its lifetime when an observer listens. */
+  async #run(call: ToolCall): Promise<ToolOutput> {
+    const reporter = this.#progressReporter(call);
+    try {
+      return await runTool(this.context.runtime.tools.get(call.name), call, {
+        sessionId: this.input.sessionId,
+        callId: call.id,
+        workspace: this.workspace,
+        signal: this.signal,
+        ...(reporter !== null ? { progress: reporter.progress } : {}),
+      });
+    } finally {
+      reporter?.close();
+    }
+  }
+
+  #progressReporter(call: ToolCall): ToolProgressReporter | null {
+    const { runtime } = this.context;
+    if (runtime.onToolProgress === undefined) return null;
+    const { sessionId, turn, step } = this.input;
+    // The step as it stands when the call starts; observers need where, not the results to come.
+    const context: StepContext = { sessionId, turn, step, events: this.session.events };
+    return toolProgressReporter((update) =>
+      runtime.onToolProgress?.(
+        { ...update, callId: call.id, name: call.name, attempt: this.attempt, at: Date.now() },
+        context,
+      ),
+    );
   }
 
   #result(call: ToolCall, status: 'ok' | 'error' | 'interrupted', output: string): EventDraft {

@@ -26,7 +26,14 @@ export async function toolStep(context: ActivityContext, input: ToolStepInput): 
     const assistant = session.events[open.assistantSeq];
     const calls = assistant?.type === 'assistant/message' ? assistant.toolCalls : [];
     const activity = Context.current();
-    const run = new ToolStepRun(context, session, input, workspaceOf(runtime, sessionId), activity.cancellationSignal);
+    const run = new ToolStepRun(
+      context,
+      session,
+      input,
+      workspaceOf(runtime, sessionId),
+      activity.cancellationSignal,
+      activity.info.attempt,
+    );
     const heartbeat = setInterval(() => activity.heartbeat(), runtime.heartbeatMs);
     try {
       const pendingApproval = await run.runCalls(calls);

@@ -1,6 +1,7 @@
-// The contracts between the session activities and the code they call out to: tools, the pre-step
-// decision, the approval gate and the model-call report. Plugins, tools and activities all name them
-// from here, once; the workflow never sees them (they reach it only as logged events).
+// The contracts between the session activities and the code they call out to: tools (and their live
+// progress), the pre-step decision, the approval gate and the model-call report. Plugins, tools and
+// activities all name them from here, once; the workflow never sees them (they reach it only as logged
+// events; tool progress never does).
 import type { SessionEvent, ToolSchema, Usage, UserContent } from '../core/index.js';
 
 /** A tool the model can call. `run` failures the model should see are results, not throws. */
@@ -20,6 +21,31 @@ export interface ToolContext {
   readonly workspace: string;
   /** Aborted on interrupt (activity cancellation) or when the worker shuts down. */
   readonly signal: AbortSignal;
+  /**
+   * Reports how far the call is, for live viewers (`dh run`, `dh attach`) only: never logged, never
+   * model-visible. Throttled per call (at most one update per 250 ms passes; the latest one waiting wins);
+   * never throws, and a failed write never fails the call. Absent where no observer listens. A plain
+   * function (no `this`): it may be handed on, e.g. as another library's progress callback.
+   */
+  readonly progress?: (update: ToolProgress) => void;
+}
+
+/** A running tool call's progress: `progress` units done, of `total` when known, with an optional note. */
+export interface ToolProgress {
+  readonly progress: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** A tool call's progress as observers see it (after throttling). Never model-visible, never logged as an event. */
+export interface ToolProgressReport extends ToolProgress {
+  readonly callId: string;
+  /** The tool's name. */
+  readonly name: string;
+  /** The tool activity's attempt (a retry after a crash is > 1): viewers drop what earlier attempts reported. */
+  readonly attempt: number;
+  /** Wall-clock time of the update, epoch milliseconds. */
+  readonly at: number;
 }
 
 export interface ToolOutput {

@@ -1,6 +1,6 @@
 // Composes a list of plugins into the hooks the session activities call: the header (prefix once per
 // loop instance, the request waterfall, the tool list), the pre-step decision, the approval gate,
-// outbound, stream and model-call observers, and notices.
+// outbound, stream, model-call and tool-progress observers, and notices.
 import { deepFreeze, type CallConfig, type Message, type RequestHeader } from '../core/index.js';
 import type { SessionRuntime } from '../activities/session-runtime.js';
 import type { PreStepDecision, StepContext, ToolDefinition, ToolGate } from './contracts.js';
@@ -8,7 +8,15 @@ import type { Plugin } from './plugin.js';
 
 export type PluginHooks = Pick<
   SessionRuntime,
-  'composeHeader' | 'preStep' | 'tools' | 'toolBefore' | 'onRequest' | 'onStreamDelta' | 'onModelCall' | 'afterTools'
+  | 'composeHeader'
+  | 'preStep'
+  | 'tools'
+  | 'toolBefore'
+  | 'onRequest'
+  | 'onStreamDelta'
+  | 'onModelCall'
+  | 'onToolProgress'
+  | 'afterTools'
 >;
 
 export interface PluginRuntimeOptions {
@@ -113,6 +121,10 @@ export function createPluginRuntime(options: PluginRuntimeOptions): PluginHooks 
     onModelCall(report, context) {
       const frozen = deepFreeze(structuredClone(report));
       observe('model-call', (plugin) => plugin.onModelCall?.(frozen, context));
+    },
+    onToolProgress(report, context) {
+      const frozen = deepFreeze(structuredClone(report));
+      observe('tool-progress', (plugin) => plugin.onToolProgress?.(frozen, context));
     },
     async afterTools(context) {
       const notices: { source: string; content: string }[] = [];

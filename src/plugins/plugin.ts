@@ -11,6 +11,7 @@ import type {
   ToolCallView,
   ToolDefinition,
   ToolGate,
+  ToolProgressReport,
 } from './contracts.js';
 
 export interface SessionPrefix {
@@ -53,6 +54,8 @@ export interface Plugin {
   onStreamDelta?(delta: Readonly<ModelDelta>, context: StepContext): void;
   /** Read-only report of each provider call (latency, outcome, error code, usage); a throw is contained and logged. */
   onModelCall?(report: Readonly<ModelCallReport>, context: StepContext): void;
+  /** Read-only, throttled progress of a running tool call (never logged); a throw is contained and logged. */
+  onToolProgress?(report: Readonly<ToolProgressReport>, context: StepContext): void;
   /** After a step's tool results: notices the model should see at the next step. */
   afterTools?(context: StepContext): readonly Notice[] | Promise<readonly Notice[]>;
 }
