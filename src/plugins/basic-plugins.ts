@@ -1,5 +1,6 @@
 // Small building-block plugins: a system prompt, a tool set, and an approval policy by tool name.
 import type { ToolDefinition, ToolGate } from './contracts.js';
+import { toolNameMatches } from '../mcp/mcp-tool-name.js';
 import type { Plugin } from './plugin.js';
 
 export function systemPromptPlugin(system: string): Plugin {
@@ -10,6 +11,7 @@ export function toolsPlugin(name: string, tools: readonly ToolDefinition[]): Plu
   return { name, tools: () => tools };
 }
 
+/** Tool names; `mcp__<server>` names every tool of that MCP server. */
 export interface ApprovalPolicy {
   /** Tool names that run without asking. */
   readonly allow?: readonly string[];
@@ -30,9 +32,10 @@ export function approvalPolicyPlugin(policy: ApprovalPolicy): Plugin {
   return {
     name: 'approval-policy',
     toolBefore(call): ToolGate | undefined {
-      if (policy.deny?.includes(call.name)) return { decision: 'deny', reason: `the tool ${call.name} is not allowed` };
-      if (policy.allow?.includes(call.name)) return { decision: 'allow' };
-      if (policy.ask?.includes(call.name)) return { decision: 'ask', reason: `${call.name} needs approval` };
+      const listed = (names: readonly string[] | undefined) => names?.some((name) => toolNameMatches(name, call.name));
+      if (listed(policy.deny)) return { decision: 'deny', reason: `the tool ${call.name} is not allowed` };
+      if (listed(policy.allow)) return { decision: 'allow' };
+      if (listed(policy.ask)) return { decision: 'ask', reason: `${call.name} needs approval` };
       if (flagged.has(call.name))
         return { decision: 'ask', reason: `${call.name} runs without an OS sandbox on this host` };
       return undefined;

@@ -1,9 +1,10 @@
-// The default plugin list of a worker: system prompt, built-in tools, approval policy, repeat guard, the
-// live token stream and logging. Embedders compose their own list from the same pieces.
+// The default plugin list of a worker: system prompt, built-in tools, the MCP servers' tools, approval
+// policy, repeat guard, the live token stream and logging. Embedders compose their own list from the same pieces.
 import type { WorkerConfig } from '../config/worker-config.js';
 import { createLogger } from '../observability/logger.js';
 import { loggingPlugin } from '../observability/logging-plugin.js';
 import { approvalPolicyPlugin, systemPromptPlugin, toolsPlugin } from '../plugins/basic-plugins.js';
+import type { ToolDefinition } from '../plugins/contracts.js';
 import type { Plugin } from '../plugins/plugin.js';
 import { repeatGuardPlugin } from '../plugins/repeat-guard-plugin.js';
 import { liveStreamPlugin } from '../streaming/live-stream-plugin.js';
@@ -15,7 +16,7 @@ import type { ShellTool } from '../tools/shell.js';
 const SHELL_TOOL_NAME = 'shell';
 
 /** The default plugin list of a worker; embedders compose their own from the same pieces. */
-export function defaultPlugins(config: WorkerConfig): Plugin[] {
+export function defaultPlugins(config: WorkerConfig, mcpTools: readonly ToolDefinition[] = []): Plugin[] {
   const builtins = [...createBuiltinTools({ shell: { sandbox: config.shellSandbox } })];
   // Found by its name, not its place in the list: the tool order may change, the name is the contract.
   const shell = builtins.find((tool): tool is ShellTool => tool.schema.name === SHELL_TOOL_NAME);
@@ -27,7 +28,9 @@ export function defaultPlugins(config: WorkerConfig): Plugin[] {
   return [
     systemPromptPlugin(config.systemPrompt),
     toolsPlugin('builtin-tools', builtins),
-    approvalPolicyPlugin({ ask: config.approvalAsk, deny: config.approvalDeny, tools: builtins }),
+    // After the built-in ones, sorted by name (src/mcp/mcp-tools.ts): the order is part of the header.
+    ...(mcpTools.length > 0 ? [toolsPlugin('mcp-tools', mcpTools)] : []),
+    approvalPolicyPlugin({ ask: config.approvalAsk, deny: config.approvalDeny, tools: [...builtins, ...mcpTools] }),
     repeatGuardPlugin(),
     // Token deltas to the side channel next to the store (never into history or the log).
     liveStreamPlugin(openDeltaChannel(config.store), { warn: (message) => console.warn(message) }),

@@ -1,6 +1,6 @@
 // The composition root of a worker process: configuration → provider (and its model's context window:
-// configured, listed or asked of the endpoint) → store → plugins (system prompt, built-in tools, approval
-// policy, repeat guard) → activities → Temporal workers.
+// configured, listed or asked of the endpoint) → MCP servers → store → plugins (system prompt, built-in and
+// MCP tools, approval policy, repeat guard) → activities → Temporal workers.
 // `dh worker` and the root worker.ts (`npx tsx worker.ts`) run it until SIGINT/SIGTERM.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,6 +17,11 @@ import { openSessionStore } from '../stores/open-session-store.js';
 import { createSessionWorker, type SessionWorker } from './create-session-worker.js';
 import { defaultPlugins } from './default-plugins.js';
 import { discoverContextWindow } from './discover-context-window.js';
+import { loadMcpConfig } from '../mcp/mcp-config.js';
+import { startMcpHub, type McpHub } from '../mcp/mcp-hub.js';
+import { mcpTools } from '../mcp/mcp-tools.js';
+import type { ToolDefinition } from '../plugins/contracts.js';
+import { AttachmentStore } from '../stores/attachment-store.js';
 
 export interface StartWorkerOptions {
   /** Where the worker's start-up lines go (the context window it found); default JSON lines on stderr. */
@@ -39,9 +44,14 @@ export async function startWorker(
   const profile = window.from === 'discovered' ? workerProfile(config, window.tokens) : configured;
   const maxTokens = workerMaxTokens(config, window.tokens);
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
-  const store = await openSessionStore(config.store, { logKey: config.logKey });
+  // MCP servers before anything else opens: one that cannot start fails the start, naming it.
+  const mcp = await startWorkerMcp(config, log);
+  const store = await openSessionStore(config.store, { logKey: config.logKey }).catch(async (error: unknown) => {
+    await mcp?.hub.close();
+    throw error;
+  });
   const hooks = createPluginRuntime({
-    plugins: [...(plugins ?? defaultPlugins(config)), ...(telemetry ? [telemetry.plugin] : [])],
+    plugins: [...(plugins ?? defaultPlugins(config, mcp?.tools)), ...(telemetry ? [telemetry.plugin] : [])],
     seed: {
       provider: profile.name,
       model: config.model,
@@ -85,6 +95,7 @@ export async function startWorker(
     },
   }).catch(async (error: unknown) => {
     await store.close();
+    await mcp?.hub.close();
     await telemetry?.shutdown();
     throw error;
   });
@@ -92,10 +103,30 @@ export async function startWorker(
     ...worker,
     close: async () => {
       await store.close();
+      await mcp?.hub.close();
       // Exports what is still buffered (the last spans and metric points) before the process exits.
       await telemetry?.shutdown();
     },
   };
+}
+
+/** The worker's MCP servers (`$DH_HOME/mcp.json` or DH_MCP_CONFIG) and their tools; none without a file. */
+async function startWorkerMcp(
+  config: WorkerConfig,
+  log: Logger,
+): Promise<{ hub: McpHub; tools: ToolDefinition[] } | undefined> {
+  const file = await loadMcpConfig({ home: config.home, env: process.env });
+  if (!file) return undefined;
+  const hub = await startMcpHub(file, { env: process.env, strict: true, log: (line) => log.warn(line) });
+  const tools = mcpTools(hub, { attachments: new AttachmentStore(join(config.home, 'attachments')) });
+  log.info(
+    `MCP servers from ${file.file}: ${hub.status.map((s) => `${s.name} (${s.tools.length} tools)`).join(', ')}`,
+    {
+      mcpServers: hub.status.length,
+      mcpTools: tools.length,
+    },
+  );
+  return { hub, tools };
 }
 
 /**
