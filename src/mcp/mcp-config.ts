@@ -16,7 +16,9 @@ function references(text: string): string[] {
 /** Becomes part of the model-visible `mcp__<server>__<tool>`, which providers cap at 64 characters. */
 export const McpServerName = z
   .string()
-  .regex(/^[a-zA-Z0-9_-]{1,24}$/, 'a server name is 1-24 letters, digits, "_" or "-"');
+  .regex(/^[a-zA-Z0-9_-]{1,24}$/, 'a server name is 1-24 letters, digits, "_" or "-"')
+  // `__` separates server and tool in `mcp__<server>__<tool>`: inside a name it would make them ambiguous.
+  .refine((name) => !name.includes('__'), 'a server name may not contain "__"');
 
 // Secrets stay in the environment: the file holds `${VAR}` references, which must name a variable.
 const Templated = z.string().refine((text) => references(text).every((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name)), {

@@ -206,6 +206,7 @@ describe('loadMcpConfig: one error naming the file and the path', () => {
     ['a name with a dot', { mcpServers: { 'a.b': { command: 'x' } } }, '["a.b"]', NAME],
     ['a name of 25', { mcpServers: { ['x'.repeat(25)]: { command: 'x' } } }, 'x'.repeat(25), NAME],
     ['an empty name', { mcpServers: { '': { command: 'x' } } }, '[""]', NAME],
+    ['a name with "__"', { mcpServers: { a__b: { command: 'x' } } }, 'a__b', 'a server name may not contain "__"'],
     ['command and url', fs({ url: 'https://a/mcp' }), 'fs', `has both "command" and "url": ${EITHER}`],
     ['neither', { mcpServers: { fs: { args: [] } } }, 'fs', `has neither "command" nor "url": ${EITHER}`],
     ['a non-string arg', fs({ args: ['a', 1] }), 'fs.args[1]', 'expected string'],
