@@ -1,6 +1,7 @@
 // The `dh` command line: parses arguments (commander) and dispatches to one module per command group.
 import { Command } from 'commander';
 import { registerCodecServerCommand } from './commands/codec-server.js';
+import { registerMcpCommand } from './commands/mcp-command.js';
 import { registerOperatorCommands } from './commands/operator-commands.js';
 import { registerScriptedProviderCommand } from './commands/scripted-provider.js';
 import { registerSessionCommands } from './commands/session-commands.js';
@@ -13,6 +14,7 @@ export function buildProgram(): Command {
   registerOperatorCommands(program);
   registerScriptedProviderCommand(program);
   registerCodecServerCommand(program);
+  registerMcpCommand(program);
   return program;
 }
 
