@@ -1,25 +1,37 @@
-// The live side channel for streamed model output: token deltas go here, never into Temporal history
-// or the session log. Rows are keyed by session, step and activity attempt; ids only grow.
+// The live side channel for streamed model output and running tools' progress: token deltas and
+// progress updates go here, never into Temporal history or the session log. Rows are keyed by session,
+// step and activity attempt; ids only grow.
 
-/** What a streamed delta carries. `tool-call` deltas carry an argument fragment in `text`. */
-export type LiveDeltaKind = 'text' | 'reasoning' | 'tool-call';
+/**
+ * What a streamed delta carries. `tool-call` deltas carry an argument fragment in `text`; `tool-progress`
+ * rows carry a running tool call's progress (`progress`, `total`), its message in `text` ('' for none),
+ * and the call's id and tool name. Readers skip kinds they do not know.
+ */
+export type LiveDeltaKind = 'text' | 'reasoning' | 'tool-call' | 'tool-progress';
 
-/** A delta as the model activity publishes it (consecutive fragments may be coalesced). */
+/** A delta as an activity publishes it (consecutive model-output fragments may be coalesced). */
 export interface LiveDeltaDraft {
   readonly sessionId: string;
   readonly turn: number;
   readonly step: number;
   /**
-   * The model activity's attempt (1, 2, ...). A viewer that sees a higher attempt for a step discards
-   * what an earlier attempt streamed: that attempt's partial output is stale.
+   * The publishing activity's attempt (1, 2, ...): the model activity's for model output, the tool
+   * activity's for progress. A viewer that sees a higher attempt for a step (or tool call) discards what
+   * an earlier attempt streamed: that attempt's partial output is stale.
    */
   readonly attempt: number;
   readonly kind: LiveDeltaKind;
   readonly text: string;
-  /** Tool-call deltas: the call's index in the answer, and its id and name once the stream has named them. */
+  /**
+   * Tool-call deltas: the call's index in the answer, and its id and name once the stream has named them.
+   * Tool-progress rows: the call's id and the tool's name.
+   */
   readonly index?: number;
   readonly callId?: string;
   readonly name?: string;
+  /** Tool-progress rows: units done, and of how many when the tool knows. */
+  readonly progress?: number;
+  readonly total?: number;
   /** Epoch milliseconds of publication. */
   readonly at: number;
 }
@@ -52,7 +64,8 @@ export const MAX_DELTAS_PER_SESSION = 5_000;
 
 /**
  * Merges consecutive drafts of the same session, step, attempt, kind and tool call into one, so a
- * flush writes one row per run of fragments instead of one per token.
+ * flush writes one row per run of fragments instead of one per token. Progress updates are whole, not
+ * fragments: each stays a row of its own (their publisher throttles them).
  */
 export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
   const out: LiveDeltaDraft[] = [];
@@ -60,6 +73,7 @@ export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
     const last = out.at(-1);
     if (
       last !== undefined &&
+      d.kind !== 'tool-progress' &&
       last.sessionId === d.sessionId &&
       last.turn === d.turn &&
       last.step === d.step &&

@@ -1,5 +1,8 @@
 // What both SQL delta channels share: the row shape of a stored delta (SQLite and PostgreSQL name the
 // same columns; PostgreSQL returns BIGINT as text), and the publishing side's short batching buffer.
+// The row format only grows by nullable columns added at the end (`progress`, `total` for tool
+// progress): rows and writers from before them read and insert as they did, readers ignore what they
+// do not name.
 import {
   coalesce,
   PUBLISH_INTERVAL_MS,
@@ -9,7 +12,30 @@ import {
 } from './delta-channel.js';
 
 /** The columns of a delta row, in insert order (the table's `id` comes first and is generated). */
-export const DELTA_COLUMNS = 'session_id, turn, step, attempt, kind, text, tool_index, call_id, name, at';
+export const DELTA_COLUMN_NAMES = [
+  'session_id',
+  'turn',
+  'step',
+  'attempt',
+  'kind',
+  'text',
+  'tool_index',
+  'call_id',
+  'name',
+  'at',
+  'progress',
+  'total',
+] as const;
+export const DELTA_COLUMNS = DELTA_COLUMN_NAMES.join(', ');
+
+/**
+ * Columns added after the first release of the table, each nullable, with the type per database: an
+ * existing table gains them when a channel of this version opens it (see the channels' schema step).
+ */
+export const ADDED_DELTA_COLUMNS = [
+  { name: 'progress', sqlite: 'REAL', postgres: 'DOUBLE PRECISION' },
+  { name: 'total', sqlite: 'REAL', postgres: 'DOUBLE PRECISION' },
+] as const;
 
 export interface DeltaRow {
   readonly id: number | string;
@@ -23,6 +49,9 @@ export interface DeltaRow {
   readonly call_id: string | null;
   readonly name: string | null;
   readonly at: number | string;
+  /** Absent only where a table has not gained the column (a channel of this version adds it on open). */
+  readonly progress?: number | null;
+  readonly total?: number | null;
 }
 
 /** The values of one draft, in DELTA_COLUMNS order. */
@@ -38,6 +67,8 @@ export function deltaValues(d: LiveDeltaDraft): unknown[] {
     d.callId ?? null,
     d.name ?? null,
     d.at,
+    d.progress ?? null,
+    d.total ?? null,
   ];
 }
 
@@ -53,6 +84,8 @@ export function rowToDelta(row: DeltaRow): LiveDelta {
     ...(row.tool_index !== null ? { index: row.tool_index } : {}),
     ...(row.call_id !== null ? { callId: row.call_id } : {}),
     ...(row.name !== null ? { name: row.name } : {}),
+    ...(row.progress != null ? { progress: Number(row.progress) } : {}),
+    ...(row.total != null ? { total: Number(row.total) } : {}),
     at: Number(row.at),
   };
 }

@@ -1,6 +1,7 @@
-// The plugin that publishes a model step's streamed deltas to the side channel, tagged with the
-// activity attempt so viewers drop a retried attempt's stale output; it prunes a session's deltas of
-// earlier steps when the next request is built (their answers are in the log by then).
+// The plugin that publishes a model step's streamed deltas and its running tool calls' progress to the
+// side channel, tagged with the activity attempt so viewers drop a retried attempt's stale output; it
+// prunes a session's deltas of earlier steps when the next request is built (their answers and tool
+// results are in the log by then).
 import { Context } from '@temporalio/activity';
 import type { Plugin } from '../plugins/plugin.js';
 import type { DeltaChannel } from './delta-channel.js';
@@ -29,6 +30,22 @@ export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (messa
       } else {
         channel.publish({ ...base, kind: delta.type, text: delta.text });
       }
+    },
+    onToolProgress(report, context) {
+      // The tool activity throttles the updates; publish never throws (write failures go to onError).
+      channel.publish({
+        sessionId: context.sessionId,
+        turn: context.turn,
+        step: context.step,
+        attempt: report.attempt,
+        kind: 'tool-progress',
+        text: report.message ?? '',
+        callId: report.callId,
+        name: report.name,
+        progress: report.progress,
+        ...(report.total !== undefined ? { total: report.total } : {}),
+        at: report.at,
+      });
     },
   };
 }

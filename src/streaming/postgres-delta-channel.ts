@@ -9,7 +9,15 @@ import {
   type LiveDelta,
   type LiveDeltaDraft,
 } from './delta-channel.js';
-import { DELTA_COLUMNS, DeltaBuffer, deltaValues, rowToDelta, type DeltaRow } from './delta-rows.js';
+import {
+  ADDED_DELTA_COLUMNS,
+  DELTA_COLUMN_NAMES,
+  DELTA_COLUMNS,
+  DeltaBuffer,
+  deltaValues,
+  rowToDelta,
+  type DeltaRow,
+} from './delta-rows.js';
 
 /** `pg`, loaded when a PostgreSQL channel is made: every CLI start on SQLite would pay ~40 ms for it. */
 const loadPg = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg;
@@ -31,7 +39,9 @@ CREATE TABLE IF NOT EXISTS dh_live_deltas (
   tool_index INTEGER,
   call_id TEXT,
   name TEXT,
-  at BIGINT NOT NULL
+  at BIGINT NOT NULL,
+  progress DOUBLE PRECISION,
+  total DOUBLE PRECISION
 );
 CREATE INDEX IF NOT EXISTS dh_live_deltas_by_session ON dh_live_deltas (session_id, id);
 `;
@@ -118,6 +128,17 @@ export class PostgresDeltaChannel implements DeltaChannel {
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [SCHEMA_LOCK_KEY]);
         await client.query(SCHEMA);
+        // A table created by an earlier version gains the columns added since (checked first: ALTER
+        // TABLE locks the table against the writers even when it has nothing to add).
+        const present = await client.query<{ column_name: string }>(
+          `SELECT column_name FROM information_schema.columns
+            WHERE table_name = 'dh_live_deltas' AND table_schema = current_schema()`,
+        );
+        const names = new Set(present.rows.map((row) => row.column_name));
+        for (const column of ADDED_DELTA_COLUMNS) {
+          if (!names.has(column.name))
+            await client.query(`ALTER TABLE dh_live_deltas ADD COLUMN IF NOT EXISTS ${column.name} ${column.postgres}`);
+        }
         await client.query('COMMIT');
       } catch (error) {
         await client.query('ROLLBACK').catch(() => undefined);
@@ -142,10 +163,10 @@ export class PostgresDeltaChannel implements DeltaChannel {
   async #write(batch: readonly LiveDeltaDraft[]): Promise<void> {
     await this.#schema();
     const values: unknown[] = [];
+    const width = DELTA_COLUMN_NAMES.length;
     const tuples = batch.map((d, i) => {
       values.push(...deltaValues(d));
-      const b = i * 10;
-      return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}, $${b + 9}, $${b + 10})`;
+      return `(${DELTA_COLUMN_NAMES.map((_, c) => `$${i * width + c + 1}`).join(', ')})`;
     });
     const sessions = [...new Set(batch.map((d) => d.sessionId))];
     const now = Date.now();

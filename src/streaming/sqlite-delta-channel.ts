@@ -10,7 +10,15 @@ import {
   type LiveDelta,
   type LiveDeltaDraft,
 } from './delta-channel.js';
-import { DELTA_COLUMNS, DeltaBuffer, deltaValues, rowToDelta, type DeltaRow } from './delta-rows.js';
+import {
+  ADDED_DELTA_COLUMNS,
+  DELTA_COLUMN_NAMES,
+  DELTA_COLUMNS,
+  DeltaBuffer,
+  deltaValues,
+  rowToDelta,
+  type DeltaRow,
+} from './delta-rows.js';
 
 /** How often a subscriber looks for new rows when no change notice woke it. */
 export const SQLITE_POLL_MS = 50;
@@ -28,10 +36,41 @@ CREATE TABLE IF NOT EXISTS live_deltas (
   tool_index INTEGER,
   call_id TEXT,
   name TEXT,
-  at INTEGER NOT NULL
+  at INTEGER NOT NULL,
+  progress REAL,
+  total REAL
 );
 CREATE INDEX IF NOT EXISTS live_deltas_by_session ON live_deltas (session_id, id);
 `;
+
+/**
+ * Creates the table, or gives one created by an earlier version the columns added since. A current
+ * table is only read; a change happens under the write lock (BEGIN IMMEDIATE; busy_timeout waits for
+ * it), re-checked there, so two processes opening the file at once do not both add a column.
+ */
+function ensureSchema(db: Database.Database): void {
+  const current = (): boolean => {
+    const present = tableColumns(db);
+    return present.size > 0 && ADDED_DELTA_COLUMNS.every((column) => present.has(column.name));
+  };
+  if (current()) return;
+  db.transaction(() => {
+    db.exec(SCHEMA);
+    const present = tableColumns(db);
+    for (const column of ADDED_DELTA_COLUMNS) {
+      if (!present.has(column.name)) db.exec(`ALTER TABLE live_deltas ADD COLUMN ${column.name} ${column.sqlite}`);
+    }
+  }).immediate();
+}
+
+function tableColumns(db: Database.Database): Set<string> {
+  return new Set(
+    db
+      .prepare<[], { name: string }>('PRAGMA table_info(live_deltas)')
+      .all()
+      .map((column) => column.name),
+  );
+}
 
 /** The delta file that belongs to a SQLite store file: `sessions.db` → `sessions.live.db`. */
 export function liveDeltaPathFor(storePath: string): string {
@@ -69,7 +108,7 @@ export class SqliteDeltaChannel implements DeltaChannel {
       db.pragma('journal_mode = WAL');
       // Deltas are disposable: the log is the record. Losing the last few on a crash costs nothing.
       db.pragma('synchronous = OFF');
-      db.exec(SCHEMA);
+      ensureSchema(db);
     } catch (error) {
       db.close();
       throw error;
@@ -150,7 +189,7 @@ export class SqliteDeltaChannel implements DeltaChannel {
     if (batch.length === 0 || this.#closed) return;
     try {
       const insert = this.#db.prepare(
-        `INSERT INTO live_deltas (${DELTA_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO live_deltas (${DELTA_COLUMNS}) VALUES (${DELTA_COLUMN_NAMES.map(() => '?').join(', ')})`,
       );
       const cap = this.#db.prepare(
         `DELETE FROM live_deltas WHERE session_id = ? AND id <=
