@@ -22,6 +22,8 @@ export interface McpServerStatus {
   readonly error?: string;
   /** The server's tools, by their MCP names, sorted. */
   readonly tools: readonly Tool[];
+  /** Tools left out because dh cannot call them (they require MCP tasks). */
+  readonly unsupported: readonly string[];
   readonly resources: boolean;
 }
 
@@ -91,11 +93,17 @@ export class McpServerSlot {
   }
 
   /** Connects (a confined server in a throwaway directory) and lists its tools and whether it has resources. */
-  async probe(): Promise<{ tools: Tool[]; resources: boolean }> {
-    const list = async (connection: McpConnection) => ({
-      tools: (await connection.listTools()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-      resources: await connection.hasResources(),
-    });
+  async probe(): Promise<{ tools: Tool[]; unsupported: string[]; resources: boolean }> {
+    const list = async (connection: McpConnection) => {
+      const all = (await connection.listTools()).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      // A tool that must run as an MCP task cannot be called with tools/call: offering it would only fail.
+      const needsTasks = (tool: Tool) => tool.execution?.taskSupport === 'required';
+      return {
+        tools: all.filter((tool) => !needsTasks(tool)),
+        unsupported: all.filter(needsTasks).map((tool) => tool.name),
+        resources: await connection.hasResources(),
+      };
+    };
     if (!this.confined) return this.with('', list);
     const dir = await mkdtemp(join(tmpdir(), `dh-mcp-${this.entry.name}-`));
     const connection = new McpConnection(
@@ -142,14 +150,14 @@ export async function startMcpHub(config: LoadedMcpConfig, options: McpHubOption
         confined: slot.confined,
       };
       try {
-        const { tools, resources } = await slot.probe();
-        return { ...base, state: 'ready', tools, resources };
+        return { ...base, state: 'ready', ...(await slot.probe()) };
       } catch (error) {
         return {
           ...base,
           state: 'failed',
           error: error instanceof Error ? error.message : String(error),
           tools: [],
+          unsupported: [],
           resources: false,
         };
       }

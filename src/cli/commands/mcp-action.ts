@@ -27,6 +27,7 @@ export const mcpLsCommand = cliAction(async (options: { json?: boolean }) => {
       state: s.state,
       ...(s.error !== undefined ? { error: s.error } : {}),
       tools: tools.filter((t) => t.schema.name.startsWith(`mcp__${s.name}__`)).map((t) => t.schema.name),
+      unsupported: s.unsupported,
     }));
     if (options.json) {
       process.stdout.write(`${JSON.stringify({ file: file.file, servers }, null, 2)}\n`);
@@ -36,7 +37,8 @@ export const mcpLsCommand = cliAction(async (options: { json?: boolean }) => {
         const how = `${s.transport}${s.confined ? ', confined to the session workspace' : ''}`;
         process.stdout.write(
           s.state === 'ready'
-            ? `  ${s.name} (${how}): ${s.tools.length} tools\n${s.tools.map((t) => `    ${t}\n`).join('')}`
+            ? `  ${s.name} (${how}): ${s.tools.length} tools\n${s.tools.map((t) => `    ${t}\n`).join('')}` +
+                (s.unsupported.length > 0 ? `    (left out, they need MCP tasks: ${s.unsupported.join(', ')})\n` : '')
             : `  ${s.name} (${how}): FAILED: ${s.error ?? 'unknown'}\n`,
         );
       }
