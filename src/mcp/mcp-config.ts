@@ -198,7 +198,8 @@ export function resolveServerLaunch(
   const expandRecord = (record: Record<string, string>, key: string) =>
     Object.fromEntries(Object.entries(record).map(([k, v]) => [k, expand(v, [key, k])]));
   if ('command' in server) {
-    const cwd = server.cwd !== undefined ? expand(server.cwd, ['cwd']) : confined ? workspace : undefined;
+    // Unset, the worker's own directory (as for any server), so relative paths in args mean the same for all.
+    const cwd = server.cwd !== undefined ? expand(server.cwd, ['cwd']) : undefined;
     return {
       kind: 'stdio',
       command: server.command,

@@ -324,7 +324,7 @@ describe('resolveServerLaunch', () => {
     );
   });
 
-  it('substitutes ${workspace} in args, env values and cwd of a confined server, which starts in it', async () => {
+  it("substitutes ${workspace} in args, env values and cwd of a confined server (cwd unset: the worker's)", async () => {
     const server = await entry(
       {
         command: 'fs',
@@ -339,7 +339,6 @@ describe('resolveServerLaunch', () => {
       command: 'fs',
       args: ['--root', '/ws/s1'],
       env: { ROOT: '/ws/s1/src', HOME: '/home/u' },
-      cwd: '/ws/s1',
     });
     const withCwd = await entry({ command: 'fs', cwd: '${workspace}/sub', confine: 'workspace' });
     expect(resolveServerLaunch(withCwd, {}, '/ws/s2')).toMatchObject({ cwd: '/ws/s2/sub' });
