@@ -46,7 +46,9 @@ export function mcpTools(hub: McpHub, options: McpToolsOptions = {}): ToolDefini
           ),
       });
     }
-    if (status.resources) tools.push(...resourceTools(slot));
+    // Unless the server has tools of those names itself (two tools may not share a name).
+    const own = new Set(status.tools.map((tool) => tool.name));
+    if (status.resources && !own.has('list_resources') && !own.has('read_resource')) tools.push(...resourceTools(slot));
   }
   return tools.sort((a, b) => (a.schema.name < b.schema.name ? -1 : a.schema.name > b.schema.name ? 1 : 0));
 }
