@@ -1,6 +1,7 @@
 // The live side channel and the follower that merges it with the log: a retried attempt's stale output
 // is discarded, the logged answer completes (or replaces) what was shown live, a late subscriber
-// catches up from the log, deltas of logged steps are pruned — on SQLite and on PostgreSQL (NOTIFY).
+// catches up from the log, deltas of logged steps are pruned, a running tool call's progress is shown
+// between its logged start and result — on SQLite and on PostgreSQL (NOTIFY).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,6 +13,7 @@ import { openDeltaChannel } from '../../src/streaming/open-delta-channel.js';
 import { SessionFollower, type FollowOp } from '../../src/streaming/session-follower.js';
 import {
   assistantMessage,
+  event,
   inboxEnqueue,
   sessionStart,
   stepStart,
@@ -39,8 +41,31 @@ const summary = (ops: readonly FollowOp[]) =>
           ? `answer:${op.rest}${op.replaced ? ':replaced' : ''}`
           : op.type === 'event'
             ? op.event.type
-            : op.type,
+            : op.type === 'tool-progress'
+              ? `progress:${op.callId}:${op.name}:${op.progress}/${op.total ?? '-'}:${op.message ?? '-'}`
+              : op.type,
   );
+
+/** A progress row of `callId` in step 1.1, as the live-stream plugin writes it. */
+const progressRow = (
+  sessionId: string,
+  callId: string,
+  progress: number,
+  message: string,
+  attempt = 1,
+): LiveDeltaDraft => ({
+  sessionId,
+  turn: 1,
+  step: 1,
+  attempt,
+  kind: 'tool-progress',
+  text: message,
+  callId,
+  name: 'count_up',
+  progress,
+  total: 3,
+  at: Date.now(),
+});
 
 describe('SessionFollower on the SQLite side channel', () => {
   let dir: string;
@@ -117,6 +142,89 @@ describe('SessionFollower on the SQLite side channel', () => {
     // A retry found the answer already logged by the crashed attempt: no deltas, just the log.
     await store.append('replaced', 6, [assistantMessage(6, 1, 1, 'Final answer')]);
     expect(summary(await viewer.poll())).toEqual(['answer:Final answer:replaced']);
+  });
+
+  it("shows a tool call's progress while it runs: changes only, the latest attempt, not after its result", async () => {
+    await openStep('progress');
+    const at = (seq: number) => 1_750_000_000_000 + seq;
+    await store.append('progress', 6, [
+      event(
+        {
+          type: 'assistant/message',
+          at: at(6),
+          turn: 1,
+          step: 1,
+          content: null,
+          toolCalls: [
+            { id: 'c1', name: 'count_up', arguments: '{}' },
+            { id: 'c2', name: 'count_up', arguments: '{}' },
+          ],
+          finishReason: 'tool_calls',
+          usage: { inputUncached: 10, cacheRead: 0, output: 5, reasoning: 0 },
+        },
+        6,
+      ),
+    ]);
+    const viewer = new SessionFollower(store, channel, 'progress', { fromSeq: 6 });
+    // A call the log does not show as started: nothing to show it for.
+    channel.publish(progressRow('progress', 'c9', 1, 'not a running call'));
+    await channel.flush();
+    expect(summary(await viewer.poll())).toEqual(['answer:']);
+
+    await store.append('progress', 7, [
+      event({ type: 'tool/start', at: at(7), turn: 1, step: 1, callId: 'c1', name: 'count_up' }, 7),
+      event({ type: 'tool/start', at: at(8), turn: 1, step: 1, callId: 'c2', name: 'count_up' }, 8),
+    ]);
+    channel.publish(progressRow('progress', 'c1', 1, 'one'));
+    channel.publish(progressRow('progress', 'c2', 1, 'other call'));
+    channel.publish(progressRow('progress', 'c1', 1, 'one')); // the same again: not shown twice
+    await channel.flush();
+    expect(summary(await viewer.poll())).toEqual([
+      'tool/start',
+      'tool/start',
+      'progress:c1:count_up:1/3:one',
+      'progress:c2:count_up:1/3:other call',
+    ]);
+
+    // The tool activity was retried: attempt 2 reports from the start; late rows of attempt 1 are stale.
+    channel.publish(progressRow('progress', 'c1', 1, 'one', 2));
+    channel.publish(progressRow('progress', 'c1', 2, 'stale', 1));
+    channel.publish(progressRow('progress', 'c1', 2, 'two', 2));
+    await channel.flush();
+    expect(summary(await viewer.poll())).toEqual(['progress:c1:count_up:1/3:one', 'progress:c1:count_up:2/3:two']);
+
+    // A late viewer catches up: the running calls' progress rows are still there (pruned with the step),
+    // attempt 2's restart included.
+    const late = new SessionFollower(store, channel, 'progress', { fromSeq: 7 });
+    expect(summary(await late.poll())).toEqual([
+      'tool/start',
+      'tool/start',
+      'progress:c1:count_up:1/3:one',
+      'progress:c2:count_up:1/3:other call',
+      'progress:c1:count_up:1/3:one',
+      'progress:c1:count_up:2/3:two',
+    ]);
+
+    // c1's result is logged: a progress row written just before it, read in the same round, is not shown.
+    channel.publish(progressRow('progress', 'c1', 3, 'three', 2));
+    channel.publish(progressRow('progress', 'c2', 2, 'still running'));
+    await channel.flush();
+    await store.append('progress', 9, [
+      event(
+        {
+          type: 'tool/result',
+          at: at(9),
+          turn: 1,
+          step: 1,
+          callId: 'c1',
+          name: 'count_up',
+          output: 'ok',
+          status: 'ok',
+        },
+        9,
+      ),
+    ]);
+    expect(summary(await viewer.poll())).toEqual(['tool/result', 'progress:c2:count_up:2/3:still running']);
   });
 
   it('prunes the deltas of steps whose answers are logged', async () => {

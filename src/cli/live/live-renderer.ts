@@ -1,5 +1,6 @@
-// Renders a followed session for a person: answer text on stdout as it streams, tool calls, results,
-// approvals and steering as compact one-line notes on stderr, and a spinner while waiting (TTY only).
+// Renders a followed session for a person: answer text on stdout as it streams, tool calls, their
+// progress, results, approvals and steering as compact one-line notes on stderr, and a spinner while
+// waiting (TTY only).
 import type { EventOf, SessionEvent, UserContent } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 
@@ -72,6 +73,13 @@ export class LiveRenderer {
       case 'tool-delta':
         this.waiting(`preparing ${op.name ?? 'a tool call'}…`);
         return;
+      case 'tool-progress': {
+        // One line per change (the follower passes changes only), the same with or without a TTY.
+        const count = op.total !== null ? `${amount(op.progress)}/${amount(op.total)}` : amount(op.progress);
+        this.note(`… ${op.name} ${count}${op.message !== null ? ` ${clip(op.message)}` : ''}`);
+        this.waiting(`running ${op.name} ${count}…`);
+        return;
+      }
       case 'retry':
         this.note(`↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
         return;
@@ -191,6 +199,11 @@ export class LiveRenderer {
 export function text(content: UserContent): string {
   if (typeof content === 'string') return content;
   return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ');
+}
+
+/** A progress amount: whole numbers as they are, fractions to at most two decimals. */
+function amount(value: number): string {
+  return Number.isInteger(value) ? String(value) : String(Math.round(value * 100) / 100);
 }
 
 /** First line, whitespace collapsed, at most SUMMARY_CHARS characters. */

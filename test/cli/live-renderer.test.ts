@@ -1,0 +1,85 @@
+// How `dh run` / `dh attach` render a running tool call's progress: one plain note line per update on
+// stderr between the call's `→` and `←` lines, `… <tool> <progress>[/<total>] [message]`; nothing on
+// stdout, no cursor codes without a TTY.
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { toEvent, type EventOf } from '../../src/core/index.js';
+import { LiveRenderer } from '../../src/cli/live/live-renderer.js';
+import type { FollowOp } from '../../src/streaming/session-follower.js';
+
+function sink(): { stream: Writable; text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      text += chunk.toString();
+      done();
+    },
+  });
+  return { stream, text: () => text };
+}
+
+const progress = (progress: number, total: number | null, message: string | null): FollowOp => ({
+  type: 'tool-progress',
+  turn: 1,
+  step: 1,
+  callId: 'c1',
+  name: 'count_up',
+  progress,
+  total,
+  message,
+});
+
+const answer = toEvent(
+  {
+    type: 'assistant/message',
+    at: 1,
+    turn: 1,
+    step: 1,
+    content: null,
+    toolCalls: [{ id: 'c1', name: 'count_up', arguments: '{"to":3}' }],
+    finishReason: 'tool_calls',
+  },
+  6,
+) as EventOf<'assistant/message'>;
+
+describe('LiveRenderer: tool progress', () => {
+  it('prints one plain line per update between the call and its result (no TTY)', () => {
+    const out = sink();
+    const err = sink();
+    const renderer = new LiveRenderer({ sessionId: 's', out: out.stream, err: err.stream, tty: false });
+    renderer.op({ type: 'answer', event: answer, rest: '', replaced: false, streamed: false });
+    renderer.op({
+      type: 'event',
+      event: toEvent({ type: 'tool/start', at: 2, turn: 1, step: 1, callId: 'c1', name: 'count_up' }, 7),
+    });
+    renderer.op(progress(1, 3, 'first   part\nof it'));
+    renderer.op(progress(2, null, null));
+    renderer.op(progress(0.333333, 1, 'x'.repeat(150)));
+    renderer.op({
+      type: 'event',
+      event: toEvent(
+        { type: 'tool/result', at: 3, turn: 1, step: 1, callId: 'c1', name: 'count_up', output: 'done', status: 'ok' },
+        8,
+      ),
+    });
+    renderer.close();
+    expect(out.text()).toBe('');
+    expect(err.text().split('\n')).toEqual([
+      '→ count_up {"to":3}',
+      '… count_up 1/3 first part of it',
+      '… count_up 2',
+      `… count_up 0.33/1 ${'x'.repeat(99)}…`,
+      '← count_up ok: done (4 chars)',
+      '',
+    ]);
+  });
+
+  it('on a TTY the line is a dimmed note like the other tool lines, and the spinner says how far', () => {
+    const err = sink();
+    const renderer = new LiveRenderer({ sessionId: 's', out: sink().stream, err: err.stream, tty: true });
+    renderer.op(progress(2, 5, 'two'));
+    renderer.close();
+    expect(err.text()).toContain('\x1b[2m… count_up 2/5 two\x1b[0m\n');
+    expect(err.text()).toContain('running count_up 2/5…');
+  });
+});
