@@ -61,3 +61,46 @@ export function idempotentSleepTool(runLog: string): ToolDefinition {
     idempotent: true,
   };
 }
+
+/** The message `count_up` reports with its `n`th update: distinctive, so tests can look for any trace of it. */
+export const progressMessage = (n: number): string => `progress-note-${n}-of-3`;
+
+export interface ProgressToolOptions {
+  /** Between two updates, and after the last (default 300: wider than the 250 ms throttle, so each passes). */
+  readonly spacingMs?: number;
+  /** Awaited after the `n`th update, before the next one (and before returning): e.g. until a viewer showed it. */
+  readonly reached?: (n: number) => Promise<void>;
+}
+
+/**
+ * `count_up`: reports progress 1/3, 2/3, 3/3 with `progressMessage(n)` while it runs, spaced out, then
+ * returns `counted to 3` (no progress message in its output). Honours cancellation. Idempotent.
+ */
+export function progressTool(options: ProgressToolOptions = {}): ToolDefinition {
+  const spacingMs = options.spacingMs ?? 300;
+  return {
+    schema: { name: 'count_up', description: 'Count to three, slowly.', parameters: objectSchema({}) },
+    idempotent: true,
+    run: async (_args, context) => {
+      for (let n = 1; n <= 3; n++) {
+        context.progress?.({ progress: n, total: 3, message: progressMessage(n) });
+        const paused = Promise.all([new Promise((resolve) => setTimeout(resolve, spacingMs)), options.reached?.(n)]);
+        await new Promise<void>((resolve, reject) => {
+          const abort = () => reject(new Error('aborted'));
+          context.signal.addEventListener('abort', abort, { once: true });
+          paused.then(
+            () => {
+              context.signal.removeEventListener('abort', abort);
+              resolve();
+            },
+            (error: unknown) => {
+              context.signal.removeEventListener('abort', abort);
+              reject(error instanceof Error ? error : new Error(String(error)));
+            },
+          );
+        });
+      }
+      return { status: 'ok', output: 'counted to 3' };
+    },
+  };
+}
