@@ -219,6 +219,22 @@ function isHttpUrl(text: string): boolean {
   return protocol === 'http:' || protocol === 'https:';
 }
 
+/** Shorter values are left alone: masking them would garble ordinary text. */
+const MIN_MASKED_CHARS = 6;
+
+/**
+ * The values the server's `${VAR}` references expand to (not `${workspace}`): secrets the configuration
+ * hands the server, which dh masks wherever the server's output would carry them into the log.
+ */
+export function referencedValues(server: McpServerEntry, env: NodeJS.ProcessEnv): string[] {
+  const names = new Set(templatedFields(server).flatMap((field) => references(field.text)));
+  names.delete(WORKSPACE);
+  return [...names]
+    .map((name) => env[name])
+    .filter((value): value is string => value !== undefined && value.length >= MIN_MASKED_CHARS)
+    .sort((a, b) => b.length - a.length);
+}
+
 function templatedFields(server: McpServer): { text: string; path: (string | number)[] }[] {
   const record = (r: Record<string, string>, key: string) =>
     Object.entries(r).map(([k, text]) => ({ text, path: [key, k] }));

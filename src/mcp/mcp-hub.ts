@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { DhError } from '../core/errors.js';
-import { resolveServerLaunch, type LoadedMcpConfig, type McpServerEntry } from './mcp-config.js';
+import { referencedValues, resolveServerLaunch, type LoadedMcpConfig, type McpServerEntry } from './mcp-config.js';
 import { McpConnection } from './mcp-connection.js';
 
 export const McpErrorCode = { ServerFailed: 'MCP_SERVER_FAILED' } as const;
@@ -40,10 +40,22 @@ export class McpServerSlot {
   private shared: McpConnection | undefined;
   private readonly byWorkspace = new Map<string, { connection: McpConnection; timer?: NodeJS.Timeout; busy: number }>();
 
+  /** Secrets the configuration hands this server (see referencedValues). */
+  private readonly secrets: readonly string[];
+
   constructor(
     readonly entry: McpServerEntry,
     private readonly options: McpHubOptions,
-  ) {}
+  ) {
+    this.secrets = referencedValues(entry, options.env);
+  }
+
+  /** `text` with every secret handed to this server replaced, so a server that prints one cannot log it. */
+  mask(text: string): string {
+    let out = text;
+    for (const secret of this.secrets) out = out.split(secret).join('[masked]');
+    return out;
+  }
 
   get confined(): boolean {
     return 'confine' in this.entry && this.entry.confine === 'workspace';
@@ -155,7 +167,7 @@ export async function startMcpHub(config: LoadedMcpConfig, options: McpHubOption
         return {
           ...base,
           state: 'failed',
-          error: error instanceof Error ? error.message : String(error),
+          error: slot.mask(error instanceof Error ? error.message : String(error)),
           tools: [],
           unsupported: [],
           resources: false,

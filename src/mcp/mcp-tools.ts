@@ -106,7 +106,8 @@ async function call(
   use: (connection: McpConnection) => Promise<ToolOutput>,
 ): Promise<ToolOutput> {
   try {
-    return await slot.with(context.workspace, use);
+    const output = await slot.with(context.workspace, use);
+    return { ...output, output: slot.mask(output.output) };
   } catch (error) {
     if (context.signal.aborted) throw error;
     const reason =
@@ -115,7 +116,7 @@ async function call(
         : error instanceof Error
           ? error.message
           : String(error);
-    return { status: 'error', output: `The MCP server "${slot.entry.name}" failed: ${reason}` };
+    return { status: 'error', output: slot.mask(`The MCP server "${slot.entry.name}" failed: ${reason}`) };
   }
 }
 

@@ -11,6 +11,7 @@ import {
   toolIdempotent,
   toolTimeoutMs,
   type McpServerEntry,
+  referencedValues,
 } from '../../src/mcp/mcp-config.js';
 
 let home: string;
@@ -353,5 +354,21 @@ describe('resolveServerLaunch', () => {
     expect(error.details).toEqual({ server: 'fs', path: 'mcpServers.fs.confine' });
     const shared = await entry({ command: 'fs', args: ['a'] });
     expect(resolveServerLaunch(shared, env, '/ws/s1')).toEqual({ kind: 'stdio', command: 'fs', args: ['a'], env: {} });
+  });
+});
+
+describe('referencedValues', () => {
+  it("is the values a server's references expand to (what dh masks in its output), longest first", async () => {
+    const server = await entry(
+      {
+        command: 'x',
+        args: ['--token', '${LONG_TOKEN}', '${workspace}'],
+        env: { A: '${SHORT}', B: '${API_KEY}' },
+        confine: 'workspace',
+      },
+      'fs',
+    );
+    const env = { LONG_TOKEN: 'tok-0123456789', SHORT: 'abc', API_KEY: 'key-123', UNUSED: 'not-referenced' };
+    expect(referencedValues(server, env)).toEqual(['tok-0123456789', 'key-123']);
   });
 });

@@ -216,18 +216,17 @@ describe('MCP servers of `dh worker` processes, one session across restarts', ()
     expect(audit.code, show(audit)).toBe(0);
   }, 300_000);
 
-  it('an mcp.json env reference reaches the server (and so the tool result)', async () => {
+  it('an mcp.json env reference reaches the server, and its value is masked in what the server prints', async () => {
     writeMcpJson({ everything: everything({ env: { TOKEN: '${DH_SECRET_PROBE}' } }) });
     await restart();
     const r = await run(['token-task: show the environment again']);
     const [result] = ofType(await logOf(r.sessionId), 'tool/result');
     const env = JSON.parse(result?.output ?? '{}') as Record<string, string>;
-    // What the file names, and nothing else of the worker's: the variable itself stays behind.
-    expect(env.TOKEN).toBe(PROBE);
+    // What the file names reached the server (its value, masked on the way back), and nothing else of the
+    // worker's: the variable itself stays behind.
+    expect(env.TOKEN).toBe('[masked]');
     expect(env.DH_SECRET_PROBE).toBeUndefined();
     expect(result?.output).not.toContain(KEY);
-    // So a server that prints a secret it was given puts it in the log and before the model: dh passes
-    // tool output through as the server wrote it.
-    expect(result?.output).toContain(PROBE);
+    expect(result?.output).not.toContain(PROBE);
   }, 180_000);
 });
