@@ -184,7 +184,8 @@ export async function startMcpHub(config: LoadedMcpConfig, options: McpHubOption
     throw new DhError(
       McpErrorCode.ServerFailed,
       `MCP server${failed.length > 1 ? 's' : ''} from ${config.file} could not start: ` +
-        failed.map((s) => `"${s.name}": ${s.error ?? 'unknown'}`).join('; '),
+        // Each error names its server already.
+        failed.map((s) => s.error ?? `"${s.name}": unknown`).join('; '),
       { servers: failed.map((s) => s.name).join(',') },
     );
   }

@@ -248,7 +248,9 @@ describe('MCP failures through `dh worker`', () => {
       const refused = await dh(['worker'], env);
       expect(refused.code, show(refused)).toBe(1);
       expect(refused.stderr, show(refused)).toMatch(
-        new RegExp(`^dh: MCP server from ${file} could not start: "broken": .*${BROKEN}.*\\n$`),
+        new RegExp(
+          `^dh: MCP server from ${file} could not start: the MCP server "broken" could not be started: .*${BROKEN}.*\\n$`,
+        ),
       );
     },
     RUN_MS,
