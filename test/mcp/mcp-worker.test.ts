@@ -120,6 +120,8 @@ describe('MCP servers of `dh worker` processes, one session across restarts', ()
           answer('env-task', 'looked'),
           call('token-task', 'v2', 'mcp__everything__get-env', {}),
           answer('token-task', 'looked again'),
+          call('progress-task', 'p1', 'mcp__everything__trigger-long-running-operation', { duration: 3, steps: 3 }),
+          answer('progress-task', 'waited'),
         ],
       },
     });
@@ -228,5 +230,19 @@ describe('MCP servers of `dh worker` processes, one session across restarts', ()
     expect(env.DH_SECRET_PROBE).toBeUndefined();
     expect(result?.output).not.toContain(KEY);
     expect(result?.output).not.toContain(PROBE);
+  }, 180_000);
+
+  it("the server's progress notifications show in dh run while the call runs", async () => {
+    const r = await run(['progress-task: wait for it']);
+    // The server reports steps 1..3 of 3; the last may race the result (the SDK drops it), so two suffice.
+    const lines = r.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('… mcp__everything__trigger-long-running-operation'));
+    expect(lines.slice(0, 2), show(r)).toEqual([
+      '… mcp__everything__trigger-long-running-operation 1/3',
+      '… mcp__everything__trigger-long-running-operation 2/3',
+    ]);
+    const log = JSON.stringify(await logOf(r.sessionId));
+    expect(log).not.toContain('1/3');
   }, 180_000);
 });
