@@ -37,6 +37,8 @@ export class McpConnection {
   private closed = false;
   private stderrTail = '';
   private stdio: StdioClientTransport | undefined;
+  /** Aborted when an HTTP server is found gone, failing its pending requests now rather than at their timeout. */
+  private gone = new AbortController();
 
   /** `roots`: directories announced to the server as its MCP roots (a confined server's workspace). */
   constructor(
@@ -89,6 +91,7 @@ export class McpConnection {
 
   async listResources(options: McpCallOptions): Promise<Resource[]> {
     const client = await this.ensure(options.signal);
+    options = this.bound(options);
     const resources: Resource[] = [];
     let cursor: string | undefined;
     do {
@@ -101,12 +104,22 @@ export class McpConnection {
 
   async readResource(uri: string, options: McpCallOptions): Promise<ReadResourceResult> {
     const client = await this.ensure(options.signal);
-    return client.readResource({ uri }, requestOptions(options));
+    return client.readResource({ uri }, requestOptions(this.bound(options)));
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: McpCallOptions): Promise<CallToolResult> {
     const client = await this.ensure(options.signal);
-    return (await client.callTool({ name, arguments: args }, undefined, requestOptions(options))) as CallToolResult;
+    return (await client.callTool(
+      { name, arguments: args },
+      undefined,
+      requestOptions(this.bound(options)),
+    )) as CallToolResult;
+  }
+
+  /** The caller's options with the connection's own abort joined to its signal. */
+  private bound(options: McpCallOptions): McpCallOptions {
+    const signal = options.signal ? AbortSignal.any([options.signal, this.gone.signal]) : this.gone.signal;
+    return { ...options, signal };
   }
 
   async close(): Promise<void> {
@@ -141,6 +154,20 @@ export class McpConnection {
     }
     this.failures = 0;
     this.lastError = undefined;
+    this.gone = new AbortController();
+    const gone = this.gone;
+    // A streamable-HTTP server that goes away neither closes the client nor fails its pending requests
+    // (they would wait for their timeout): once the transport cannot even reach it again, fail them now
+    // and drop the connection, so the next call reconnects.
+    client.onerror = (error) => {
+      if (this.launch.kind !== 'http' || this.client !== client || !/fetch failed|ECONNREFUSED/i.test(error.message)) {
+        return;
+      }
+      this.client = undefined;
+      this.lastError = `the server went away (${error.message})`;
+      gone.abort(new Error(`the MCP server "${this.serverName}" went away (${error.message})`));
+      void client.close().catch(() => {});
+    };
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = undefined;
