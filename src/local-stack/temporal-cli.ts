@@ -1,12 +1,12 @@
 // Finds a usable `temporal` CLI binary (for the local dev server): TEMPORAL_CLI_PATH, PATH, the per-user
 // cache, or, failing those, builds the pinned version into the cache with `go install` under a lock.
-import { execFile, spawn } from 'node:child_process';
-import { constants } from 'node:fs';
-import { access, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { delimiter, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { acquireCacheLock } from './cache-lock.js';
-import { signalGroup } from './signal-group.js';
+import { findOnPath, isExecutableFile } from './find-on-path.js';
+import { BuildStepFailed, runBuildStep } from './run-build-step.js';
 
 /** The Temporal CLI version the cache holds and `go install` builds. */
 export const TEMPORAL_CLI_VERSION = '1.5.1';
@@ -14,7 +14,6 @@ const CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
 /** Where the official Go tarball puts `go`, for machines where it is installed but not on PATH. */
 const GO_FALLBACKS = ['/usr/local/go/bin/go'];
 const BUILD_TIMEOUT_MS = 30 * 60_000;
-const OUTPUT_TAIL_CHARS = 4_000;
 
 export interface ResolveTemporalCliOptions {
   /** Build the pinned CLI with `go install` when no binary is found (default true). */
@@ -137,39 +136,22 @@ async function installPinnedCli(target: string, log: (line: string) => void): Pr
   }
 }
 
-function goInstall(go: string, gobin: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(go, ['install', `${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], {
-      env: { ...process.env, GOBIN: gobin, GO111MODULE: 'on' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+async function goInstall(go: string, gobin: string): Promise<void> {
+  try {
+    await runBuildStep(go, ['install', `${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], {
+      env: { GOBIN: gobin, GO111MODULE: 'on' },
+      timeoutMs: BUILD_TIMEOUT_MS,
     });
-    let tail = '';
-    const keep = (chunk: Buffer) => {
-      tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
-    };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
-    }, BUILD_TIMEOUT_MS);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`could not run ${go}: ${error.message}`, { cause: error }));
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) resolve();
-      else
-        reject(
-          new Error(
-            `\`go install ${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}\` failed (${signal ?? `exit ${code}`}); ` +
-              `last output:\n${tail.trim()}\nFix the build error above, or install the Temporal CLI any usual way ` +
-              '(https://docs.temporal.io/cli) and put `temporal` on PATH or set TEMPORAL_CLI_PATH to the binary.',
-          ),
-        );
-    });
-  });
+  } catch (error) {
+    if (!(error instanceof BuildStepFailed)) throw error;
+    if (error.tail === '') throw new Error(error.how, { cause: error });
+    throw new Error(
+      `\`go install ${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}\` failed (${error.how}); ` +
+        `last output:\n${error.tail}\nFix the build error above, or install the Temporal CLI any usual way ` +
+        '(https://docs.temporal.io/cli) and put `temporal` on PATH or set TEMPORAL_CLI_PATH to the binary.',
+      { cause: error },
+    );
+  }
 }
 
 async function findGo(): Promise<string | null> {
@@ -179,26 +161,6 @@ async function findGo(): Promise<string | null> {
   const candidates = [...(goroot ? [join(goroot, 'bin', 'go')] : []), ...GO_FALLBACKS];
   for (const candidate of candidates) if (await isExecutableFile(candidate)) return candidate;
   return null;
-}
-
-async function findOnPath(name: string): Promise<string | null> {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir === '') continue;
-    const candidate = join(dir, name);
-    if (await isExecutableFile(candidate)) return candidate;
-  }
-  return null;
-}
-
-async function isExecutableFile(path: string): Promise<boolean> {
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) return false;
-    await access(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function howToGetIt(): string {

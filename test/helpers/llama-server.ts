@@ -2,8 +2,8 @@
 // free loopback port, with one thread (faster than two on a busy 2-core machine), and stops, kills or
 // restarts it for the local-model suite.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { inject } from 'vitest';
+import { freePort } from '../../src/local-stack/dev-server.js';
 
 /** The name the server answers to (`--model_alias`), i.e. DH_MODEL. */
 export const LOCAL_MODEL = 'smollm2-135m';
@@ -99,16 +99,4 @@ export async function startLlamaServer(options: LlamaServerOptions): Promise<Lla
     restart: launch,
     stop: () => end('SIGTERM'),
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }

