@@ -2,7 +2,7 @@
 // killed mid-call of an MCP tool (a non-idempotent call is answered "outcome unknown" and not run again; an
 // idempotent one runs again), approval lists naming MCP tools and servers, `dh mcp ls` with a broken server,
 // and a worker that refuses to start over a broken server or a bad mcp.json.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { dh, sessionIdOf, show, spawnDh, startDhWorker, testStackEnv, TEST_MODEL } from '../cli/live-harness.js';
 import type { DhProcess, TestStackEnv } from '../cli/live-harness.js';
+import { answerReply as answer, callTap, toolCallReply as call, type CallTap } from '../helpers/mcp-call-tap.js';
 import { everythingStdio } from '../helpers/mcp-test-servers.js';
 import { waitForLog } from '../helpers/scenario-runtime.js';
 
@@ -20,35 +21,6 @@ const BROKEN = 'dh-test-no-such-mcp-server';
 
 const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) =>
   events.filter((e): e is EventOf<T> => e.type === type);
-const call = (task: string, id: string, name: string, args: unknown) => ({
-  match: { lastUserContains: task },
-  toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
-});
-const answer = (task: string, text: string) => ({ match: { lastUserContains: task }, text });
-
-/** A stdio pass-through in front of server-everything that logs each `tools/call` it forwards, with its pid. */
-const TAP = `import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
-const [log, ...server] = process.argv.slice(2);
-const child = spawn(process.execPath, server, { stdio: ['pipe', 'inherit', 'inherit'] });
-child.stdin.on('error', () => {});
-let pending = '';
-process.stdin.on('data', (chunk) => {
-  pending += chunk.toString('utf8');
-  for (let nl = pending.indexOf('\\n'); nl >= 0; nl = pending.indexOf('\\n')) {
-    const line = pending.slice(0, nl);
-    pending = pending.slice(nl + 1);
-    try {
-      const m = JSON.parse(line);
-      if (m.method === 'tools/call') appendFileSync(log, JSON.stringify({ pid: process.pid, name: m.params.name }) + '\\n');
-    } catch {}
-  }
-  child.stdin.write(chunk);
-});
-process.stdin.on('end', () => child.stdin.end());
-process.on('SIGTERM', () => child.kill('SIGTERM'));
-child.on('exit', (code) => process.exit(code ?? 1));
-`;
 
 describe('MCP failures through `dh worker`', () => {
   let dir: string;
@@ -56,25 +28,14 @@ describe('MCP failures through `dh worker`', () => {
   let stack: TestStackEnv;
   let store: SqliteSessionStore;
   let worker: DhProcess | undefined;
-  const tapLog = () => join(dir, 'calls.jsonl');
-  const calls = (name: string): number[] => {
-    let text = '';
-    try {
-      text = readFileSync(tapLog(), 'utf8');
-    } catch {
-      // nothing called yet
-    }
-    return text
-      .split('\n')
-      .filter((line) => line !== '')
-      .map((line) => JSON.parse(line) as { pid: number; name: string })
+  let tap: CallTap;
+  /** The pids of the server processes that received a call of `name`. */
+  const calls = (name: string): number[] =>
+    tap
+      .calls()
       .filter((c) => c.name === name)
       .map((c) => c.pid);
-  };
-  const everything = (extra: Record<string, unknown> = {}) => {
-    const launch = everythingStdio();
-    return { command: launch.command, args: [join(dir, 'tap.mjs'), tapLog(), ...launch.args], ...extra };
-  };
+  const everything = (extra: Record<string, unknown> = {}) => tap.everything(extra);
   const writeMcpJson = (servers: Record<string, unknown>, file = join(stack.home, 'mcp.json')) => {
     writeFileSync(file, JSON.stringify({ mcpServers: servers }, null, 2));
     return file;
@@ -88,7 +49,7 @@ describe('MCP failures through `dh worker`', () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'dh-mcp-worker-failures-'));
-    writeFileSync(join(dir, 'tap.mjs'), TAP);
+    tap = callTap(dir);
     provider = await startScriptedProvider({
       script: {
         models: [TEST_MODEL],
@@ -158,7 +119,7 @@ describe('MCP failures through `dh worker`', () => {
     async () => {
       writeMcpJson({ everything: everything({ tools: { [LONG]: { idempotent: true } } }) });
       await restart();
-      rmSync(tapLog(), { force: true });
+      tap.reset();
       const { events } = await crashMidCall('rerun-task: run the long operation');
       expect(ofType(events, 'tool/start').map((e) => e.callId)).toEqual(['k2']);
       expect(ofType(events, 'tool/result').map((e) => [e.callId, e.status, e.output])).toEqual([
@@ -177,7 +138,7 @@ describe('MCP failures through `dh worker`', () => {
     async () => {
       writeMcpJson({ everything: everything() });
       await restart({ DH_APPROVAL_DENY: 'mcp__everything' });
-      rmSync(tapLog(), { force: true });
+      tap.reset();
       const r = await dh(['run', 'deny-task: echo it'], stack.env, RUN_MS);
       expect(r.code, show(r)).toBe(0);
       const id = /dh: session (\S+) /.exec(r.stderr)?.[1] as string;

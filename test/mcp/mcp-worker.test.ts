@@ -3,7 +3,7 @@
 // tool and the audit passes; a restart with the same servers records no new header and keeps the prefix;
 // a restart that adds a server records exactly one `change` header, and another restart none. A server's
 // environment holds none of the worker's variables, only what mcp.json names.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -13,7 +13,8 @@ import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { KEY_VAR, dh, show, startDhWorker, testStackEnv, TEST_MODEL } from '../cli/live-harness.js';
 import type { DhProcess, DhResult, TestStackEnv } from '../cli/live-harness.js';
-import { everythingStdio, filesystemStdio } from '../helpers/mcp-test-servers.js';
+import { answerReply as answer, callTap, toolCallReply as call, type CallTap } from '../helpers/mcp-call-tap.js';
+import { filesystemStdio } from '../helpers/mcp-test-servers.js';
 
 const KEY = 'sk-live-probe-5b1e9c';
 const PROBE = 's3cret-value';
@@ -21,38 +22,6 @@ const RUN_MS = 120_000;
 
 const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) =>
   events.filter((e): e is EventOf<T> => e.type === type);
-const call = (task: string, id: string, name: string, args: unknown) => ({
-  match: { lastUserContains: task },
-  toolCalls: [{ id, name, arguments: JSON.stringify(args) }],
-});
-const answer = (task: string, text: string) => ({ match: { lastUserContains: task }, text });
-
-/**
- * A stdio pass-through in front of server-everything that logs each `tools/call` it forwards (with its own
- * pid): proof of which calls reached a server process, and from which worker's process.
- */
-const TAP = `import { spawn } from 'node:child_process';
-import { appendFileSync } from 'node:fs';
-const [log, ...server] = process.argv.slice(2);
-const child = spawn(process.execPath, server, { stdio: ['pipe', 'inherit', 'inherit'] });
-child.stdin.on('error', () => {});
-let pending = '';
-process.stdin.on('data', (chunk) => {
-  pending += chunk.toString('utf8');
-  for (let nl = pending.indexOf('\\n'); nl >= 0; nl = pending.indexOf('\\n')) {
-    const line = pending.slice(0, nl);
-    pending = pending.slice(nl + 1);
-    try {
-      const m = JSON.parse(line);
-      if (m.method === 'tools/call') appendFileSync(log, JSON.stringify({ pid: process.pid, name: m.params.name }) + '\\n');
-    } catch {}
-  }
-  child.stdin.write(chunk);
-});
-process.stdin.on('end', () => child.stdin.end());
-process.on('SIGTERM', () => child.kill('SIGTERM'));
-child.on('exit', (code) => process.exit(code ?? 1));
-`;
 
 describe('MCP servers of `dh worker` processes, one session across restarts', () => {
   let dir: string;
@@ -60,21 +29,9 @@ describe('MCP servers of `dh worker` processes, one session across restarts', ()
   let stack: TestStackEnv;
   let worker: DhProcess | undefined;
   let sessionId: string;
-  const tapLog = () => join(dir, 'calls.jsonl');
-  const calls = (): { pid: number; name: string }[] => {
-    try {
-      return readFileSync(tapLog(), 'utf8')
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as { pid: number; name: string });
-    } catch {
-      return [];
-    }
-  };
-  const everything = (extra: Record<string, unknown> = {}) => {
-    const launch = everythingStdio();
-    return { command: launch.command, args: [join(dir, 'tap.mjs'), tapLog(), ...launch.args], ...extra };
-  };
+  let tap: CallTap;
+  const calls = () => tap.calls();
+  const everything = (extra: Record<string, unknown> = {}) => tap.everything(extra);
   const writeMcpJson = (servers: Record<string, unknown>) =>
     writeFileSync(join(stack.home, 'mcp.json'), JSON.stringify({ mcpServers: servers }, null, 2));
   const restart = async () => {
@@ -103,7 +60,7 @@ describe('MCP servers of `dh worker` processes, one session across restarts', ()
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'dh-mcp-worker-'));
-    writeFileSync(join(dir, 'tap.mjs'), TAP);
+    tap = callTap(dir);
     provider = await startScriptedProvider({
       script: {
         models: [TEST_MODEL],
