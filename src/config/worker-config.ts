@@ -144,7 +144,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   const choice = chooseProvider(e, DEFAULT_MODELS);
   if (!choice.ok) throw new DhError(ConfigErrorCode, `invalid configuration: ${choice.problem}`, choice.details);
   const { provider, model } = choice;
-  if (e.DH_EXTRA_BODY !== undefined && (provider === 'deepseek' || provider === 'openai')) {
+  if (e.DH_EXTRA_BODY !== undefined && Object.hasOwn(DEFAULT_MODELS, provider)) {
     throw new DhError(
       ConfigErrorCode,
       `invalid configuration: DH_EXTRA_BODY is for generic endpoints; DH_PROVIDER="${provider}" is built in`,

@@ -11,6 +11,11 @@ export type AttachmentMediaType = AttachmentRef['mediaType'];
 /** An attachment is missing, corrupt on disk, or not what its reference or its caller declares. */
 export class AttachmentError extends DhError {}
 
+/** Where a configuration's attachment bytes live: `$DH_HOME/attachments` (the worker's, and dh's operator commands'). */
+export function attachmentRoot(config: { readonly home: string }): string {
+  return join(config.home, 'attachments');
+}
+
 export class AttachmentStore {
   readonly root: string;
 

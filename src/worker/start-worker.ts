@@ -21,7 +21,7 @@ import { loadMcpConfig } from '../mcp/mcp-config.js';
 import { startMcpHub, type McpHub } from '../mcp/mcp-hub.js';
 import { mcpTools } from '../mcp/mcp-tools.js';
 import type { ToolDefinition } from '../plugins/contracts.js';
-import { AttachmentStore } from '../stores/attachment-store.js';
+import { AttachmentStore, attachmentRoot } from '../stores/attachment-store.js';
 
 export interface StartWorkerOptions {
   /** Where the worker's start-up lines go (the context window it found); default JSON lines on stderr. */
@@ -118,7 +118,7 @@ async function startWorkerMcp(
   const file = await loadMcpConfig({ home: config.home, env: process.env });
   if (!file) return undefined;
   const hub = await startMcpHub(file, { env: process.env, strict: true, log: (line) => log.warn(line) });
-  const tools = mcpTools(hub, { attachments: new AttachmentStore(join(config.home, 'attachments')) });
+  const tools = mcpTools(hub, { attachments: new AttachmentStore(attachmentRoot(config)) });
   log.info(
     `MCP servers from ${file.file}: ${hub.status.map((s) => `${s.name} (${s.tools.length} tools)`).join(', ')}`,
     {

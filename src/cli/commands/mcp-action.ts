@@ -4,6 +4,7 @@
 import { readWorkerConfig } from '../../config/worker-config.js';
 import { loadMcpConfig } from '../../mcp/mcp-config.js';
 import { startMcpHub } from '../../mcp/mcp-hub.js';
+import { MCP_TOOL_PREFIX } from '../../mcp/mcp-tool-name.js';
 import { mcpTools } from '../../mcp/mcp-tools.js';
 import { cliAction } from '../cli-action.js';
 import { ExitCode } from '../exit-codes.js';
@@ -26,7 +27,7 @@ export const mcpLsCommand = cliAction(async (options: { json?: boolean }) => {
       confined: s.confined,
       state: s.state,
       ...(s.error !== undefined ? { error: s.error } : {}),
-      tools: tools.filter((t) => t.schema.name.startsWith(`mcp__${s.name}__`)).map((t) => t.schema.name),
+      tools: tools.filter((t) => t.schema.name.startsWith(`${MCP_TOOL_PREFIX}${s.name}__`)).map((t) => t.schema.name),
       unsupported: s.unsupported,
     }));
     if (options.json) {

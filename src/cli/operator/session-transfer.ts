@@ -2,8 +2,6 @@
 // chain digest and MAC), with the image attachments its events reference copied into `<file>.attachments/`.
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { WorkerConfig } from '../../config/worker-config.js';
 import { AttachmentRef, DhError, ErrorCode, parseEvent, Session, type SessionEvent } from '../../core/index.js';
 import type { AttachmentStore } from '../../stores/attachment-store.js';
 import {
@@ -21,10 +19,7 @@ import { EXPORT_VERSION, ExportHeader, ExportLine, isExportHeader } from './sess
 
 export const IMPORT_INVALID = 'IMPORT_INVALID';
 
-/** Where this configuration's attachment bytes live: `$DH_HOME/attachments`. */
-export function attachmentRoot(config: Pick<WorkerConfig, 'home'>): string {
-  return join(config.home, 'attachments');
-}
+export { attachmentRoot } from '../../stores/attachment-store.js';
 
 /** The directory that travels with an exported file. */
 export function attachmentsDirFor(file: string): string {
