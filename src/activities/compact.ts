@@ -97,6 +97,14 @@ export async function compact(context: ActivityContext, input: CompactInput): Pr
       );
     }
     const wire = await toWireBody(built, runtime.profile);
+    // What compact/summary and compact/refused both record of the request, for the audit to re-derive.
+    const sent = {
+      provider: built.config.provider,
+      model: built.config.model,
+      maxTokens,
+      requestDigest: wire.digest,
+      requestBytes: wire.bytes,
+    };
     let result: Awaited<ReturnType<typeof callModelObserved>>;
     try {
       result = await callModelObserved(runtime, {
@@ -124,11 +132,7 @@ export async function compact(context: ActivityContext, input: CompactInput): Pr
           type: 'compact/refused',
           at: Date.now(),
           compactionId,
-          provider: built.config.provider,
-          model: built.config.model,
-          maxTokens,
-          requestDigest: wire.digest,
-          requestBytes: wire.bytes,
+          ...sent,
           error: { code: error.code, message: error.message },
         },
         { type: 'surface/replace', at: Date.now(), replaceId: compactionId, range, messages: omitted },
@@ -147,15 +151,11 @@ export async function compact(context: ActivityContext, input: CompactInput): Pr
         type: 'compact/summary',
         at: Date.now(),
         compactionId,
-        provider: built.config.provider,
-        model: built.config.model,
-        maxTokens,
+        ...sent,
         range,
         tokensBefore: before,
         tokensAfter: estimateTokens(after),
         ...(result.usage ? { usage: result.usage } : {}),
-        requestDigest: wire.digest,
-        requestBytes: wire.bytes,
       },
       { type: 'surface/replace', at: Date.now(), replaceId: compactionId, range, messages: replacement },
       { type: 'compact/end', at: Date.now(), compactionId, outcome: 'applied' },
