@@ -1,8 +1,10 @@
 // closeTurn: ends a turn: answers its open tool calls (`interrupted` if started, `skipped` if not), ends
 // the open step and logs `turn/end` with the reason. Returns the queue as the log holds it.
-import { repairDrafts, type Session } from '../core/index.js';
+import { repairDrafts, type Session, type Usage } from '../core/index.js';
 import type { CloseTurnInput, CloseTurnOutcome } from '../shared/activity-contracts.js';
 import type { ActivityContext } from './activity-context.js';
+import { delegatedResultDrafts } from './delegations.js';
+import { withChildUsage } from './tool-step.js';
 import { ingressDrafts, queuedRefs } from './inbox-drafts.js';
 
 export async function closeTurn(context: ActivityContext, input: CloseTurnInput): Promise<CloseTurnOutcome> {
@@ -20,6 +22,23 @@ export async function closeTurn(context: ActivityContext, input: CloseTurnInput)
         outcome: 'abandoned',
       });
     }
+    let childUsage: Usage | undefined;
+    if (session.state.openTurn === input.turn && input.delegated && input.delegated.length > 0) {
+      // Children that ended after an interrupt: their results, not "interrupted", answer their calls.
+      const open = session.state.openStep;
+      if (open) {
+        const results = await delegatedResultDrafts(
+          context.runtime,
+          session,
+          input.delegated,
+          open.turn,
+          open.step,
+          input.at,
+        );
+        session = await cache.append(session, [...drafts.splice(0), ...results.drafts]);
+        childUsage = results.childUsage;
+      }
+    }
     if (session.state.openTurn === input.turn) {
       const closing = repairDrafts(session, input.at).filter((d) => d.type !== 'turn/end' && d.type !== 'compact/end');
       drafts.push(...closing, {
@@ -35,6 +54,7 @@ export async function closeTurn(context: ActivityContext, input: CloseTurnInput)
       ...(await context.outcome(session, input.knownHead)),
       lastTurn: session.state.lastTurn,
       queue: queuedRefs(session),
+      ...(childUsage ? withChildUsage(childUsage) : {}),
     };
   });
 }

@@ -5,11 +5,22 @@ import {
   DhError,
   emptyUsage,
   repairDrafts,
+  DELEGATE_TOOL_NAME,
+  DELEGATED_TASK_MESSAGE_ID,
+  ErrorCode,
+  parseDelegateArguments,
   SESSION_FORMAT_VERSION,
   TransientError,
+  type EventDraft,
   type Session,
 } from '../core/index.js';
-import type { OpenSessionInput, OpenSessionOutcome, SessionTotals } from '../shared/activity-contracts.js';
+import type {
+  DelegationLink,
+  OpenSessionInput,
+  OpenSessionOutcome,
+  SessionTotals,
+} from '../shared/activity-contracts.js';
+import type { SessionRuntime } from './session-runtime.js';
 import type { ActivityContext } from './activity-context.js';
 import { queuedRefs, recentMessageIds } from './inbox-drafts.js';
 
@@ -19,7 +30,9 @@ export async function openSession(context: ActivityContext, input: OpenSessionIn
     await storeCall(() => runtime.store.create(input.sessionId, { createdAt: input.at }));
     let session = await cache.load(input.sessionId);
     const before = session.head;
-    if (session.head === 0) {
+    if (session.head === 0 && input.delegation) {
+      session = await cache.append(session, await delegatedStart(runtime, input.sessionId, input.delegation, input.at));
+    } else if (session.head === 0) {
       session = await cache.append(session, [
         { type: 'session/start', at: input.at, sessionId: input.sessionId, formatVersion: SESSION_FORMAT_VERSION },
       ]);
@@ -29,7 +42,8 @@ export async function openSession(context: ActivityContext, input: OpenSessionIn
     return {
       receipts: cache.receiptsSince(session, before),
       head: session.head,
-      ...(runtime.hostTaskQueue !== undefined ? { hostTaskQueue: runtime.hostTaskQueue } : {}),
+      // A subagent's tool steps run on its parent's host, where the workspace it shares is.
+      ...hostOf(input.delegation?.hostTaskQueue ?? runtime.hostTaskQueue),
       repaired: before === 0 ? 0 : session.head - before,
       lastTurn: session.state.lastTurn,
       queue: queuedRefs(session),
@@ -37,6 +51,64 @@ export async function openSession(context: ActivityContext, input: OpenSessionIn
       totals: sessionTotals(session),
     };
   });
+}
+
+function hostOf(hostTaskQueue: string | undefined): { hostTaskQueue?: string } {
+  return hostTaskQueue !== undefined ? { hostTaskQueue } : {};
+}
+
+/**
+ * A subagent's first events: its start with the delegation (what its parent's call gave it: tools, model)
+ * and its task as the followup that wakes it. The task is read from the parent's log, never passed along.
+ */
+async function delegatedStart(
+  runtime: SessionRuntime,
+  sessionId: string,
+  link: DelegationLink,
+  at: number,
+): Promise<EventDraft[]> {
+  const parentEvents = await storeCall(() => runtime.store.read(link.parentSessionId));
+  const call = parentEvents
+    .flatMap((e) => (e.type === 'assistant/message' ? e.toolCalls : []))
+    .findLast((c) => c.id === link.callId && c.name === DELEGATE_TOOL_NAME);
+  const started = parentEvents.some(
+    (e) => e.type === 'tool/start' && e.callId === link.callId && e.child === sessionId,
+  );
+  const parsed = call ? parseDelegateArguments(call.arguments) : null;
+  if (!call || !started || !parsed?.ok) {
+    throw new DhError(
+      ErrorCode.DelegationNotFound,
+      `session "${sessionId}": its parent "${link.parentSessionId}" has no delegation call "${link.callId}" that started it`,
+      { sessionId, parentSessionId: link.parentSessionId, callId: link.callId },
+    );
+  }
+  const { task, tools, model } = parsed.value;
+  return [
+    {
+      type: 'session/start',
+      at,
+      sessionId,
+      formatVersion: SESSION_FORMAT_VERSION,
+      delegation: {
+        parentSessionId: link.parentSessionId,
+        callId: link.callId,
+        depth: link.depth,
+        workspaceSessionId: link.workspaceSessionId,
+        ...(tools !== undefined ? { tools } : {}),
+        ...(model !== undefined ? { model } : {}),
+      },
+    },
+    {
+      type: 'inbox/enqueue',
+      at,
+      messageId: DELEGATED_TASK_MESSAGE_ID,
+      target: 'next-turn',
+      wakeup: true,
+      origin: 'followup',
+      source: `delegate:${link.parentSessionId}`,
+      content: task,
+    },
+  ];
 }
 
 /** The whole session's counts as the log holds them (what a run without a carry starts from). */
@@ -48,6 +120,9 @@ function sessionTotals(session: Session): SessionTotals {
     if (e.type === 'assistant/message') {
       steps++;
       addUsage(usage, e.usage);
+    } else if (e.type === 'tool/result' && e.child) {
+      // What its subagents spent counts toward the session's budget.
+      addUsage(usage, e.child.usage);
     } else if (e.type === 'compact/end' && e.outcome === 'applied') {
       compactions++;
     }

@@ -3,10 +3,24 @@
 // with a result is skipped; one started by a crashed attempt runs again only if its tool is idempotent.
 // A running call's progress goes to the observers (the live channel), throttled, never to the log.
 import { CancelledFailure } from '@temporalio/activity';
-import { TOOL_OUTCOME_UNKNOWN, type EventDraft, type Session, type ToolCall } from '../core/index.js';
+import {
+  addUsage,
+  emptyUsage,
+  TOOL_OUTCOME_UNKNOWN,
+  type EventDraft,
+  type Session,
+  type ToolCall,
+} from '../core/index.js';
 import type { StepContext, ToolOutput } from '../plugins/contracts.js';
-import type { ApprovalDecisionInput, PendingApproval, ToolStepInput } from '../shared/activity-contracts.js';
+import type {
+  ApprovalDecisionInput,
+  DelegatedChild,
+  PendingApproval,
+  PendingDelegation,
+  ToolStepInput,
+} from '../shared/activity-contracts.js';
 import type { ActivityContext } from './activity-context.js';
+import { delegatedResultDrafts, pendingFromLog, planDelegation, toolFor } from './delegations.js';
 import { failpoint, failpointArmed } from './failpoints.js';
 import { mapWithLimit } from './map-with-limit.js';
 import { runTool } from './run-tool.js';
@@ -15,10 +29,19 @@ import { toolProgressReporter, type ToolProgressReporter } from './tool-progress
 /** Parallel tool runs per step. */
 const TOOL_POOL = 4;
 
+/** Where a step's calls stopped: a call waits for a decision, or children wait to be run by the workflow. */
+export type ToolStepPause =
+  { readonly approval: PendingApproval } | { readonly delegations: readonly PendingDelegation[] };
+
 export class ToolStepRun {
   #session: Session;
   #batch: ToolCall[] = [];
   readonly #decisions: ReadonlyMap<string, ApprovalDecisionInput>;
+  readonly #delegated: ReadonlyMap<string, DelegatedChild>;
+  /** Consecutive delegation calls started and waiting for their children (they run in parallel). */
+  #delegations: PendingDelegation[] = [];
+  /** What the children whose results this attempt logged spent. */
+  readonly childUsage = emptyUsage();
 
   constructor(
     readonly context: ActivityContext,
@@ -31,6 +54,7 @@ export class ToolStepRun {
   ) {
     this.#session = session;
     this.#decisions = new Map((input.decisions ?? []).map((d) => [d.callId, d]));
+    this.#delegated = new Map((input.delegated ?? []).map((d) => [d.callId, d]));
   }
 
   /** The session as this attempt has logged it so far (its last batch's results may be staged only). */
@@ -44,17 +68,24 @@ export class ToolStepRun {
   }
 
   /**
-   * Runs (or answers) every call without a result. Returns the call that waits for a decision (the
-   * workflow waits durably and calls again with it), or null once every call has its result (the last
-   * batch's results staged: they reach the store with the step's end).
+   * Runs (or answers) every call without a result. Returns where it stopped: a call that waits for a
+   * decision, or delegation calls whose children the workflow runs (it waits durably and calls again with
+   * the decision or the children); or null once every call has its result (the last batch's results
+   * staged: they reach the store with the step's end).
    */
-  async runCalls(calls: readonly ToolCall[]): Promise<PendingApproval | null> {
+  async runCalls(calls: readonly ToolCall[]): Promise<ToolStepPause | null> {
     const { runtime } = this.context;
     const { turn, step } = this.input;
     for (const [index, call] of calls.entries()) {
       const state = this.session.state.openStep?.calls.get(call.id);
       if (!state || state.answered) continue;
-      const tool = runtime.tools.get(call.name);
+      const tool = toolFor(runtime, this.session, call.name);
+      // Results stay in model order: a call after waiting children waits for them.
+      if (this.#delegations.length > 0 && !tool?.delegation) return { delegations: this.#delegations };
+      if (state.started && tool?.delegation) {
+        await this.#delegatedCall(call);
+        continue;
+      }
       if (state.started) {
         if (tool?.idempotent) {
           this.#batch.push(call);
@@ -97,7 +128,10 @@ export class ToolStepRun {
         const decision = this.#decisions.get(call.id);
         if (!decision) {
           await this.#runBatch();
-          return { callId: call.id, name: call.name, reason: approvalReason(this.session, turn, step, call.id) };
+          if (this.#delegations.length > 0) return { delegations: this.#delegations };
+          return {
+            approval: { callId: call.id, name: call.name, reason: approvalReason(this.session, turn, step, call.id) },
+          };
         }
         await this.#append([
           {
@@ -122,12 +156,63 @@ export class ToolStepRun {
         await this.#append([this.#result(call, 'error', why)]);
         continue;
       }
+      if (tool?.delegation) {
+        await this.#runBatch();
+        await this.#startDelegation(call, index);
+        continue;
+      }
       if (!tool?.concurrencySafe) await this.#runBatch();
       this.#batch.push(call);
       if (!tool?.concurrencySafe) await this.#runBatch(index === calls.length - 1);
     }
+    if (this.#delegations.length > 0) return { delegations: this.#delegations };
     await this.#runBatch(true);
     return null;
+  }
+
+  /** Logs the call's start naming its child, which then waits for the workflow; or refuses it as a result. */
+  async #startDelegation(call: ToolCall, index: number): Promise<void> {
+    const { turn, step } = this.input;
+    const plan = planDelegation(this.context.runtime, this.session, call, index, turn, step);
+    if (!plan.ok) {
+      await this.#append([this.#result(call, 'error', plan.error)]);
+      return;
+    }
+    await this.#append([
+      {
+        type: 'tool/start',
+        at: Date.now(),
+        turn,
+        step,
+        callId: call.id,
+        name: call.name,
+        child: plan.pending.childSessionId,
+      },
+    ]);
+    this.#delegations.push(plan.pending);
+  }
+
+  /** A started delegation call: its ended child's result, or the child still to be run by the workflow. */
+  async #delegatedCall(call: ToolCall): Promise<void> {
+    const { turn, step } = this.input;
+    const ended = this.#delegated.get(call.id);
+    if (ended) {
+      const { drafts, childUsage } = await delegatedResultDrafts(
+        this.context.runtime,
+        this.session,
+        [ended],
+        turn,
+        step,
+        Date.now(),
+      );
+      addUsage(this.childUsage, childUsage);
+      await this.#append(drafts);
+      return;
+    }
+    const pending = pendingFromLog(this.session, call, turn, step);
+    if (pending) this.#delegations.push(pending);
+    // A start without a child cannot be logged by this code; answer it rather than leave it dangling.
+    else await this.#append([this.#result(call, 'interrupted', TOOL_OUTCOME_UNKNOWN)]);
   }
 
   /**
@@ -166,7 +251,7 @@ export class ToolStepRun {
   async #run(call: ToolCall): Promise<ToolOutput> {
     const reporter = this.#progressReporter(call);
     try {
-      return await runTool(this.context.runtime.tools.get(call.name), call, {
+      return await runTool(toolFor(this.context.runtime, this.session, call.name), call, {
         sessionId: this.input.sessionId,
         callId: call.id,
         workspace: this.workspace,

@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
+import { delegationOf, usageTotal, type Session, type Usage } from '../core/index.js';
 import type { ToolStepInput, ToolStepOutcome } from '../shared/activity-contracts.js';
 import type { ActivityContext } from './activity-context.js';
 import { failpoint } from './failpoints.js';
@@ -30,15 +31,21 @@ export async function toolStep(context: ActivityContext, input: ToolStepInput): 
       context,
       session,
       input,
-      workspaceOf(runtime, sessionId),
+      workspaceOf(runtime, session),
       activity.cancellationSignal,
       activity.info.attempt,
     );
     const heartbeat = setInterval(() => activity.heartbeat(), runtime.heartbeatMs);
     try {
-      const pendingApproval = await run.runCalls(calls);
-      if (pendingApproval) {
-        return { ...(await context.outcome(run.session, input.knownHead)), pendingApproval, enqueued: [] };
+      const pause = await run.runCalls(calls);
+      if (pause) {
+        return {
+          ...(await context.outcome(run.session, input.knownHead)),
+          pendingApproval: 'approval' in pause ? pause.approval : null,
+          enqueued: [],
+          ...('delegations' in pause ? { pendingDelegations: pause.delegations } : {}),
+          ...withChildUsage(run.childUsage),
+        };
       }
     } finally {
       clearInterval(heartbeat);
@@ -62,12 +69,19 @@ export async function toolStep(context: ActivityContext, input: ToolStepInput): 
       ...(await context.outcome(session, input.knownHead)),
       pendingApproval: null,
       enqueued: noticeRefs(notices, turn, step),
+      ...withChildUsage(run.childUsage),
     };
   });
 }
 
-/** The session's workspace on this host, created on first use. */
-function workspaceOf(runtime: SessionRuntime, sessionId: string): string {
+/** Only when children ended in this call: outcomes of steps without children stay as they were. */
+export function withChildUsage(usage: Usage): { childUsage?: Usage } {
+  return usageTotal(usage) > 0 ? { childUsage: usage } : {};
+}
+
+/** The session's workspace on this host, created on first use (a subagent's is its tree's root's). */
+function workspaceOf(runtime: SessionRuntime, session: Session): string {
+  const sessionId = delegationOf(session.events)?.workspaceSessionId ?? session.sessionId;
   const dir = runtime.workspaceFor ? runtime.workspaceFor(sessionId) : join(tmpdir(), 'dh-workspaces', sessionId);
   mkdirSync(dir, { recursive: true });
   return dir;

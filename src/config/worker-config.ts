@@ -78,6 +78,7 @@ const Env = z.object({
   DH_SHELL_SANDBOX: z.enum(['auto', 'bwrap', 'none']).optional(),
   DH_APPROVAL_ASK: z.string().optional(),
   DH_APPROVAL_DENY: z.string().optional(),
+  DH_SUBAGENT_DEPTH: z.coerce.number().int().min(0).max(8).optional(),
 });
 
 export interface WorkerConfig {
@@ -119,6 +120,8 @@ export interface WorkerConfig {
   /** Tool names that pause for approval / never run. */
   readonly approvalAsk: readonly string[];
   readonly approvalDeny: readonly string[];
+  /** DH_SUBAGENT_DEPTH: how deep subagents may go (the `delegate` tool); 0, the default, offers no delegation. */
+  readonly subagentDepth: number;
   /** DH_LOG_KEY: the store MACs every row it inserts, and audit and import verify the MACs. */
   readonly logKey?: LogKey;
 }
@@ -193,6 +196,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     shellSandbox: e.DH_SHELL_SANDBOX ?? 'auto',
     approvalAsk: names(e.DH_APPROVAL_ASK),
     approvalDeny: names(e.DH_APPROVAL_DENY),
+    subagentDepth: e.DH_SUBAGENT_DEPTH ?? 0,
     ...(logKey !== undefined ? { logKey } : {}),
   };
 }

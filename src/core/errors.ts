@@ -18,6 +18,8 @@ export const ErrorCode = {
   AttachmentCorrupt: 'ATTACHMENT_CORRUPT',
   AttachmentNotFound: 'ATTACHMENT_NOT_FOUND',
   AttachmentInvalid: 'ATTACHMENT_INVALID',
+  /** A child session's delegation call is not in its parent's log (a forged or foreign parent). */
+  DelegationNotFound: 'DELEGATION_NOT_FOUND',
 } as const;
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -6,53 +6,22 @@ import { HeaderReason, RequestHeader } from './request-header.js';
 import { SESSION_FORMAT_VERSION } from './version.js';
 import { findNonLosslessJson } from './json.js';
 import { InvalidEventError } from './errors.js';
+import {
+  ChildOutcome,
+  DelegationRecord,
+  envelope,
+  ErrorInfo,
+  Id,
+  InboxTarget,
+  MessageOrigin,
+  Step,
+  ToolResultStatus,
+  Turn,
+  TurnEndReason,
+  Usage,
+} from './event-fields.js';
 
-const Seq = z.number().int().nonnegative();
-const Turn = z.number().int().positive();
-const Step = z.number().int().positive();
-const Id = z.string().min(1).max(200);
-
-/** Fields every event carries. `at` is epoch milliseconds, supplied by the caller (the core has no clock). */
-const envelope = {
-  seq: Seq,
-  at: z.number().int().nonnegative(),
-  /** The event's logical slot (see `eventKey`); a retried append of the same slot is idempotent. */
-  key: z.string().min(1),
-};
-
-/** `truncated`: the model's last answer stopped at its output limit (`finish_reason: "length"`), not by choice. */
-export const TurnEndReason = z.enum([
-  'completed',
-  'blocked',
-  'aborted',
-  'max-steps',
-  'budget',
-  'error',
-  'interrupted',
-  'truncated',
-]);
-export type TurnEndReason = z.infer<typeof TurnEndReason>;
-
-export const InboxTarget = z.enum(['next-turn', 'next-step']);
-export type InboxTarget = z.infer<typeof InboxTarget>;
-
-/** How a message entered the inbox: one of the three presets or a raw send. */
-export const MessageOrigin = z.enum(['followup', 'steer', 'inject', 'send']);
-export type MessageOrigin = z.infer<typeof MessageOrigin>;
-
-export const ToolResultStatus = z.enum(['ok', 'error', 'interrupted', 'skipped']);
-export type ToolResultStatus = z.infer<typeof ToolResultStatus>;
-
-export const Usage = z.strictObject({
-  /** Input tokens that were not served from the provider's cache. */
-  inputUncached: z.number().int().nonnegative(),
-  cacheRead: z.number().int().nonnegative(),
-  output: z.number().int().nonnegative(),
-  reasoning: z.number().int().nonnegative(),
-});
-export type Usage = z.infer<typeof Usage>;
-
-const ErrorInfo = z.strictObject({ code: z.string().min(1), message: z.string() });
+export { InboxTarget, MessageOrigin, ToolResultStatus, TurnEndReason, Usage } from './event-fields.js';
 
 const SurfaceRange = z
   .strictObject({ start: z.number().int().nonnegative(), end: z.number().int().nonnegative() })
@@ -64,6 +33,8 @@ export const SessionStart = z.strictObject({
   sessionId: Id,
   formatVersion: z.literal(SESSION_FORMAT_VERSION),
   parent: z.strictObject({ sessionId: Id, seedLength: z.number().int().positive() }).optional(),
+  /** A subagent (src/core/delegation.ts). */
+  delegation: DelegationRecord.optional(),
 });
 export const SessionSeedEnd = z.strictObject({ ...envelope, type: z.literal('session/seed-end') });
 export const RequestHeaderEvent = z.strictObject({
@@ -153,6 +124,8 @@ export const ToolStart = z.strictObject({
   step: Step,
   callId: Id,
   name: z.string().min(1),
+  /** A delegation call: the child session it starts (its id is fixed before the child exists). */
+  child: Id.optional(),
 });
 export const ToolResult = z.strictObject({
   ...envelope,
@@ -163,6 +136,8 @@ export const ToolResult = z.strictObject({
   name: z.string().min(1),
   output: z.string(),
   status: ToolResultStatus,
+  /** A delegation call's result. */
+  child: ChildOutcome.optional(),
 });
 /** A tool-before policy answered `ask`: the call waits for a decision (the `approve` update or a timeout). */
 export const ApprovalRequest = z.strictObject({

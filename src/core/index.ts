@@ -19,3 +19,4 @@ export * from './repair.js';
 export * from './fork.js';
 export * from './compaction.js';
 export * from './usage-sum.js';
+export * from './delegation.js';

@@ -11,6 +11,8 @@ export interface ToolDefinition {
   readonly idempotent: boolean;
   /** May run in parallel with other concurrency-safe calls of the same step (results are still logged in model order). */
   readonly concurrencySafe?: boolean;
+  /** The delegation tool (src/tools/delegate.ts): the tool step hands its calls to the workflow as child sessions. */
+  readonly delegation?: { readonly maxDepth: number };
   run(args: unknown, context: ToolContext): Promise<ToolOutput>;
 }
 

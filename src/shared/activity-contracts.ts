@@ -45,6 +45,37 @@ export interface LoopInstance {
 export interface OpenSessionInput {
   readonly sessionId: string;
   readonly at: number;
+  /** A subagent's first open: its log starts with this delegation and its task (read from the parent's log). */
+  readonly delegation?: DelegationLink;
+}
+
+/** What links a child session to the call that delegated to it; ids and numbers only (never the task). */
+export interface DelegationLink {
+  readonly parentSessionId: string;
+  readonly callId: string;
+  readonly depth: number;
+  /** The root of the tree, whose workspace every session in it shares. */
+  readonly workspaceSessionId: string;
+  /** The parent's tool host: the child's tool steps run where the shared workspace is. */
+  readonly hostTaskQueue?: string;
+}
+
+/** A delegation call whose child the workflow must run (its `tool/start` names the child). */
+export interface PendingDelegation {
+  readonly callId: string;
+  readonly childSessionId: string;
+  readonly depth: number;
+  readonly workspaceSessionId: string;
+  /** The call's own limits (`max_steps`, `max_tokens`); the workflow caps them by what the parent has left. */
+  readonly maxSteps?: number;
+  readonly maxTokens?: number;
+}
+
+/** A child the workflow ran: its id, and why it ended without a result of its own (terminated, failed). */
+export interface DelegatedChild {
+  readonly callId: string;
+  readonly childSessionId: string;
+  readonly failure?: string;
 }
 
 export interface QueuedRef {
@@ -147,6 +178,8 @@ export interface ToolStepInput extends InboxInput {
   readonly at: number;
   /** Decisions on calls that waited for approval (from the `approve` update or a timeout). */
   readonly decisions?: readonly ApprovalDecisionInput[];
+  /** Children that ended, whose results this call logs (read from their logs). */
+  readonly delegated?: readonly DelegatedChild[];
 }
 
 export interface PendingApproval {
@@ -164,6 +197,10 @@ export interface ToolStepOutcome extends AppendOutcome {
   readonly pendingApproval?: PendingApproval | null;
   /** Messages the step queued (plugin notices), for the workflow's queue. */
   readonly enqueued?: readonly QueuedRef[];
+  /** Delegation calls whose children the workflow runs, then calls again with them (`delegated`). */
+  readonly pendingDelegations?: readonly PendingDelegation[];
+  /** What the children whose results this call logged spent (the parent's budgets count it). */
+  readonly childUsage?: Usage;
 }
 
 export interface CloseTurnInput extends InboxInput {
@@ -176,6 +213,8 @@ export interface CloseTurnInput extends InboxInput {
    * for its first step, so the batch that woke the session is consumed (and visible) with the turn's end.
    */
   readonly refuse?: { readonly claim: readonly string[] };
+  /** Children that ended while the turn was interrupted: their results are logged before the turn closes. */
+  readonly delegated?: readonly DelegatedChild[];
 }
 
 /**
@@ -185,6 +224,8 @@ export interface CloseTurnInput extends InboxInput {
 export interface CloseTurnOutcome extends AppendOutcome {
   readonly lastTurn: number;
   readonly queue: readonly QueuedRef[];
+  /** What the children whose results this call logged spent. */
+  readonly childUsage?: Usage;
 }
 
 export interface CompactInput extends InboxInput {

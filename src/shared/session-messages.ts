@@ -140,6 +140,8 @@ export interface SessionStateView {
   /** A tool call waiting for the `approve` update, if any. */
   readonly pendingApproval: { readonly callId: string; readonly name: string; readonly reason: string } | null;
   readonly compactions: number;
+  /** Subagents running now, by the delegation call that started each (absent in answers of older workers). */
+  readonly children?: readonly { readonly callId: string; readonly sessionId: string }[];
 }
 
 export const followupSignal = defineSignal<[unknown]>('followup');

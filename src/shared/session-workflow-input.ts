@@ -1,5 +1,5 @@
 // The session workflow's input: its id, limits, and — on continue-as-new — the state carried over.
-import type { IngressMessage, LoopInstance, QueuedRef } from './activity-contracts.js';
+import type { DelegationLink, IngressMessage, LoopInstance, QueuedRef } from './activity-contracts.js';
 import type { SessionStateView } from './session-messages.js';
 
 /** Per-turn and per-session limits. A turn that reaches one ends with `max-steps` or `budget`. */
@@ -67,6 +67,8 @@ export interface SessionWorkflowInput {
   readonly sessionId: string;
   readonly limits?: Partial<SessionLimits>;
   readonly carry?: SessionCarry;
+  /** A subagent (started by its parent's workflow): it runs its task's turn, then completes. */
+  readonly delegation?: DelegationLink;
 }
 
 export interface SessionWorkflowResult {

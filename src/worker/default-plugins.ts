@@ -10,6 +10,7 @@ import { repeatGuardPlugin } from '../plugins/repeat-guard-plugin.js';
 import { liveStreamPlugin } from '../streaming/live-stream-plugin.js';
 import { openDeltaChannel } from '../streaming/open-delta-channel.js';
 import { createBuiltinTools } from '../tools/builtin-tools.js';
+import { createDelegateTool } from '../tools/delegate.js';
 import type { ShellTool } from '../tools/shell.js';
 
 /** The model-visible name of the built-in shell tool (src/tools/shell.ts). */
@@ -28,6 +29,9 @@ export function defaultPlugins(config: WorkerConfig, mcpTools: readonly ToolDefi
   return [
     systemPromptPlugin(config.systemPrompt),
     toolsPlugin('builtin-tools', builtins),
+    ...(config.subagentDepth > 0
+      ? [toolsPlugin('subagents', [createDelegateTool({ maxDepth: config.subagentDepth })])]
+      : []),
     // After the built-in ones, sorted by name (src/mcp/mcp-tools.ts): the order is part of the header.
     ...(mcpTools.length > 0 ? [toolsPlugin('mcp-tools', mcpTools)] : []),
     approvalPolicyPlugin({ ask: config.approvalAsk, deny: config.approvalDeny, tools: [...builtins, ...mcpTools] }),

@@ -1,4 +1,5 @@
 // Ending a turn: closeTurn logs its end and hands back the queue as the log has it.
+import { countChildUsage } from './delegations.js';
 import type { SessionProxies } from './session-proxies.js';
 import type { SessionState } from './session-state.js';
 import { withIngress } from './with-ingress.js';
@@ -11,6 +12,8 @@ export async function endTurn(
   error?: { code: string; message: string },
   refuse?: { claim: readonly string[] },
 ): Promise<void> {
+  const delegated = state.unloggedChildren;
+  state.unloggedChildren = [];
   const outcome = await withIngress(state, (cursor) =>
     proxies.session.closeTurn({
       sessionId: state.sessionId,
@@ -20,8 +23,10 @@ export async function endTurn(
       ...(error ? { error } : {}),
       at: Date.now(),
       ...(refuse ? { refuse } : {}),
+      ...(delegated.length > 0 ? { delegated } : {}),
     }),
   );
+  countChildUsage(state, null, outcome.childUsage);
   state.inbox.replaceQueue(outcome.queue);
   state.lastTurn = outcome.lastTurn;
   state.lastTurnEnd = { turn, reason, errorCode: error?.code ?? null };

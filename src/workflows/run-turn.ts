@@ -65,7 +65,7 @@ async function runSteps(state: SessionState, proxies: SessionProxies, progress: 
     }
     if (state.aborting) return await endTurn(state, proxies, turn, 'aborted');
     if (answer.toolCallIds.length > 0) {
-      if ((await toolCalls(state, proxies, turn, step)) === 'aborted') {
+      if ((await toolCalls(state, proxies, progress, step)) === 'aborted') {
         return await endTurn(state, proxies, turn, 'aborted');
       }
       continue;

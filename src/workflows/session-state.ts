@@ -5,6 +5,7 @@ import type { Usage } from '../core/index.js';
 import { addUsage, emptyUsage, usageTotal } from '../core/usage-sum.js';
 import type {
   ApprovalDecisionInput,
+  DelegatedChild,
   LoopInstance,
   OpenSessionOutcome,
   PendingApproval,
@@ -49,6 +50,10 @@ export interface SessionState {
   readonly approvals: Map<string, ApprovalDecisionInput>;
   compactRequested: 'summary' | 'prune' | null;
   compactions: number;
+  /** Running subagents: delegation call id → child session id. */
+  readonly children: Map<string, string>;
+  /** Children that ended while the turn was being interrupted: closeTurn logs their results. */
+  unloggedChildren: readonly DelegatedChild[];
 }
 
 /**
@@ -84,6 +89,8 @@ export function sessionStateFrom(input: SessionWorkflowInput, newInstanceId: () 
     approvals: new Map(),
     compactRequested: carry?.compactRequested ?? null,
     compactions: carry?.compactions ?? 0,
+    children: new Map(),
+    unloggedChildren: [],
   };
 }
 
@@ -150,5 +157,8 @@ export function stateView(state: SessionState): SessionStateView {
     usage: { ...state.usage },
     pendingApproval: state.pendingApproval,
     compactions: state.compactions,
+    ...(state.children.size > 0
+      ? { children: [...state.children].map(([callId, sessionId]) => ({ callId, sessionId })) }
+      : {}),
   };
 }

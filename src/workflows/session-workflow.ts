@@ -1,28 +1,55 @@
 // The session workflow: one per agent session, the only writer of its log. It wires the state, the
 // message handlers and the activities together and runs the idle loop: turns, idle appends and
 // compactions, the hand-over to a continued run, and the close.
-import { allHandlersFinished, condition, continueAsNew, patched, uuid4, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  CancellationScope,
+  condition,
+  continueAsNew,
+  isCancellation,
+  patched,
+  uuid4,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { SessionWorkflowInput, SessionWorkflowResult } from '../shared/session-workflow-input.js';
 import { compactNow, requestedTrigger } from './compact-now.js';
 import { registerMessageHandlers } from './message-handlers.js';
 import { publishStatus } from './publish-status.js';
 import { runTurn } from './run-turn.js';
-import { sessionProxies } from './session-proxies.js';
-import { applyOpened, sessionStateFrom, toCarry } from './session-state.js';
+import { endTurn } from './end-turn.js';
+import { sessionProxies, type SessionProxies } from './session-proxies.js';
+import { applyOpened, sessionStateFrom, toCarry, type SessionState } from './session-state.js';
 import { withIngress } from './with-ingress.js';
 
 export async function agentSession(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
-  const { sessionId, carry } = input;
   const state = sessionStateFrom(input, () => uuid4());
   const proxies = sessionProxies();
   // Registered before the first await: signals and updates buffered since the start are delivered here.
   registerMessageHandlers(state);
+  if (!input.delegation) return await sessionLoop(input, state, proxies);
+  try {
+    return await sessionLoop(input, state, proxies);
+  } catch (error) {
+    // A subagent whose parent closed (parent-close policy REQUEST_CANCEL): its open turn ends `aborted`.
+    const turnOpen = state.currentTurn > 0 && state.lastTurnEnd?.turn !== state.currentTurn;
+    if (!isCancellation(error) || !turnOpen) throw error;
+    await CancellationScope.nonCancellable(() => endTurn(state, proxies, state.currentTurn, 'aborted'));
+    throw error;
+  }
+}
+
+async function sessionLoop(
+  input: SessionWorkflowInput,
+  state: SessionState,
+  proxies: SessionProxies,
+): Promise<SessionWorkflowResult> {
+  const { sessionId, carry, delegation } = input;
   const { inbox } = state;
 
   if (!carry) {
     // Behind a patch: runs recorded with the openSession activity replay with it (docs/versioning.md).
     const openSession = patched('open-session-local') ? proxies.local.openSession : proxies.session.openSession;
-    applyOpened(state, await openSession({ sessionId, at: Date.now() }));
+    applyOpened(state, await openSession({ sessionId, at: Date.now(), ...(delegation ? { delegation } : {}) }));
   }
 
   for (;;) {
@@ -41,6 +68,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
         sessionId,
         ...(input.limits ? { limits: input.limits } : {}),
         carry: toCarry(state),
+        ...(delegation ? { delegation } : {}),
       });
     }
     if (state.compactRequested && !inbox.hasWake()) {
@@ -57,6 +85,8 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
     // Closing drains: messages accepted before the close still run; new ones are refused.
     if (inbox.hasWake()) {
       await runTurn(state, proxies);
+      // A subagent has run its task: it drains what was sent to it meanwhile, then completes.
+      if (delegation) state.closing = true;
       continue;
     }
     if (inbox.notYetLogged > 0) {
@@ -68,5 +98,5 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   }
   await condition(allHandlersFinished);
   publishStatus(state, 'closed');
-  return { sessionId, head: state.head, turns: state.lastTurn, closedBy: 'close' };
+  return { sessionId, head: state.head, turns: state.lastTurn, closedBy: delegation ? 'delegation' : 'close' };
 }

@@ -1,8 +1,10 @@
 // The tool calls of one step: tool steps on the session's host until none waits for an approval, each
 // approval waited for durably (no decision in time fails closed).
-import { condition } from '@temporalio/workflow';
-import type { ApprovalDecisionInput } from '../shared/activity-contracts.js';
+import { condition, patched } from '@temporalio/workflow';
+import type { ApprovalDecisionInput, DelegatedChild } from '../shared/activity-contracts.js';
 import { cancellable, INTERRUPTED } from './cancellable.js';
+import { countChildUsage, runChildren } from './delegations.js';
+import type { TurnProgress } from './turn-progress.js';
 import type { SessionProxies } from './session-proxies.js';
 import type { SessionState } from './session-state.js';
 import { withIngress } from './with-ingress.js';
@@ -11,20 +13,47 @@ import { withIngress } from './with-ingress.js';
 export async function toolCalls(
   state: SessionState,
   proxies: SessionProxies,
-  turn: number,
+  progress: TurnProgress,
   step: number,
 ): Promise<'done' | 'aborted'> {
+  const { turn } = progress;
   const tools = proxies.tools(state.hostTaskQueue);
   let decisions: ApprovalDecisionInput[] = [];
+  let ended: readonly DelegatedChild[] = [];
   for (;;) {
     const given = decisions;
+    const delegated = ended;
+    ended = [];
     const outcome = await withIngress(state, (cursor) =>
       cancellable(state, () =>
-        tools.toolStep({ sessionId: state.sessionId, ...cursor, turn, step, at: Date.now(), decisions: given }),
+        tools.toolStep({
+          sessionId: state.sessionId,
+          ...cursor,
+          turn,
+          step,
+          at: Date.now(),
+          decisions: given,
+          ...(delegated.length > 0 ? { delegated } : {}),
+        }),
       ),
     );
-    if (outcome === INTERRUPTED) return 'aborted';
+    if (outcome === INTERRUPTED) {
+      state.unloggedChildren = delegated;
+      return 'aborted';
+    }
+    countChildUsage(state, progress, outcome.childUsage);
     state.inbox.enqueue(outcome.enqueued ?? []);
+    // Delegation calls: their children run as child workflows (a new command, so behind a patch), then
+    // the step is called again with them. Only tool steps with delegation calls return any.
+    const pending = outcome.pendingDelegations ?? [];
+    if (pending.length > 0 && patched('subagent-children')) {
+      ended = await runChildren(state, pending, progress);
+      if (state.aborting) {
+        state.unloggedChildren = ended;
+        return 'aborted';
+      }
+      continue;
+    }
     if (!outcome.pendingApproval) break;
     // Wait durably for the `approve` update; no decision in time fails closed.
     const waiting = outcome.pendingApproval;
