@@ -38,6 +38,7 @@ import {
   type ScenarioRuntime,
 } from '../test/helpers/scenario-runtime.js';
 import { echoTool, sleepTool } from '../test/helpers/test-tools.js';
+import { createDelegateTool } from '../src/tools/delegate.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_OUT = join(ROOT, 'test', 'fixtures', 'histories');
@@ -117,6 +118,24 @@ const SCRIPT: Script = {
     { match: { lastUserContains: 'past the limit' }, text: 'counted' },
     { match: { lastUserContains: 'cut short' }, text: 'This answer goes on and on until it', finishReason: 'length' },
     { match: { lastUserContains: 'after the cut' }, text: 'whole' },
+    {
+      match: { lastUserContains: 'delegate twice' },
+      toolCalls: [
+        { id: 'd1', name: 'delegate', arguments: { task: 'subtask one: use echo', tools: ['echo'] } },
+        { id: 'd2', name: 'delegate', arguments: { task: 'subtask two: just answer' } },
+      ],
+    },
+    { match: { lastUserContains: 'subtask one' }, toolCalls: [{ id: 'e1', name: 'echo', arguments: '{"text":"one"}' }] },
+    { match: { lastUserContains: 'subtask one' }, text: 'sub one done' },
+    { match: { lastUserContains: 'subtask two' }, text: 'sub two done' },
+    { match: { lastUserContains: 'delegate twice' }, text: 'delegated' },
+    {
+      match: { lastUserContains: 'delegate once' },
+      toolCalls: [{ id: 'd3', name: 'delegate', arguments: { task: 'subtask three: echo and answer' } }],
+    },
+    { match: { lastUserContains: 'subtask three' }, toolCalls: [{ id: 'e2', name: 'echo', arguments: '{"text":"3"}' }] },
+    { match: { lastUserContains: 'subtask three' }, text: 'sub three done' },
+    { match: { lastUserContains: 'delegate once' }, text: 'delegated once' },
   ],
 };
 
@@ -386,6 +405,35 @@ const SCENARIOS: readonly Scenario[] = [
       return sessions.handle(id);
     },
   },
+  {
+    // Recorded after subagents existed (patch 'subagent-children'): two child workflows started in one step.
+    name: 'subagents',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'delegate twice' });
+      const events = await waitForTurnEnd(rt.store, id, 1, 60_000);
+      expectThat(turnEnds(events).join() === '1:completed', 'the delegating turn completed');
+      const answered = events.filter((e) => e.type === 'tool/result' && e.child?.reason === 'completed');
+      expectThat(answered.length === 2, 'both children answered');
+      return handle;
+    },
+  },
+  {
+    // A child's own history: opened with its delegation, one task turn with a tool call, then it completes.
+    name: 'subagent-child',
+    play: async (rt, id) => {
+      const parent = await rt.start(`${id}-parent`);
+      await parent.signal(followupSignal, { content: 'delegate once' });
+      const events = await waitForTurnEnd(rt.store, `${id}-parent`, 1, 60_000);
+      const start = events.find((e) => e.type === 'tool/start' && e.child !== undefined);
+      if (start?.type !== 'tool/start' || start.child === undefined) throw new Error('no child was started');
+      const child = rt.client.workflow.getHandle<typeof agentSession>(sessionWorkflowId(start.child));
+      const result = await child.result();
+      expectThat(result.closedBy === 'delegation' && result.turns === 1, 'the child ran its task turn and completed');
+      await parent.signal(closeSignal);
+      return child;
+    },
+  },
 ];
 
 /** Runs on its own server, which suggests continue-as-new early: one turn per run. */
@@ -516,7 +564,7 @@ async function main(): Promise<void> {
       taskQueue: TASK_QUEUE,
       clientIdentity: IDENTITY,
       script: SCRIPT,
-      tools: [echoTool, sleepTool(join(scratch, 'sleep-runs.log'))],
+      tools: [echoTool, sleepTool(join(scratch, 'sleep-runs.log')), createDelegateTool({ maxDepth: 1 })],
     });
     stops.push(() => rt.stop());
     return rt;
