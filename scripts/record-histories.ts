@@ -125,7 +125,10 @@ const SCRIPT: Script = {
         { id: 'd2', name: 'delegate', arguments: { task: 'subtask two: just answer' } },
       ],
     },
-    { match: { lastUserContains: 'subtask one' }, toolCalls: [{ id: 'e1', name: 'echo', arguments: '{"text":"one"}' }] },
+    {
+      match: { lastUserContains: 'subtask one' },
+      toolCalls: [{ id: 'e1', name: 'echo', arguments: '{"text":"one"}' }],
+    },
     { match: { lastUserContains: 'subtask one' }, text: 'sub one done' },
     { match: { lastUserContains: 'subtask two' }, text: 'sub two done' },
     { match: { lastUserContains: 'delegate twice' }, text: 'delegated' },
@@ -133,7 +136,10 @@ const SCRIPT: Script = {
       match: { lastUserContains: 'delegate once' },
       toolCalls: [{ id: 'd3', name: 'delegate', arguments: { task: 'subtask three: echo and answer' } }],
     },
-    { match: { lastUserContains: 'subtask three' }, toolCalls: [{ id: 'e2', name: 'echo', arguments: '{"text":"3"}' }] },
+    {
+      match: { lastUserContains: 'subtask three' },
+      toolCalls: [{ id: 'e2', name: 'echo', arguments: '{"text":"3"}' }],
+    },
     { match: { lastUserContains: 'subtask three' }, text: 'sub three done' },
     { match: { lastUserContains: 'delegate once' }, text: 'delegated once' },
   ],
