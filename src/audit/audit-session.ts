@@ -1,6 +1,7 @@
 // The audit of one session, as a library function (the `dh audit` command and the tests call it): the
 // log loads and validates, its hash chain (and MACs) verify, every sent request re-derives to its recorded
-// digest, requests stay prefix-stable, cache reads match, and (with a client) the history mirrors the log.
+// digest, requests stay prefix-stable, cache reads match, (with a client) the history mirrors the log, and
+// its links to its subagents hold both ways; each subagent is audited the same way, recursively.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { SessionEvent } from '../core/events.js';
 import { Session } from '../core/session.js';
@@ -10,7 +11,16 @@ import type { ReadAttachment } from '../providers/wire-body.js';
 import type { PrefixCacheMode } from '../scripted-provider/prefix-cache.js';
 import type { LogKey } from '../stores/log-key.js';
 import type { SessionStore } from '../stores/session-store.js';
+import { childrenByParent } from '../stores/delegated-sessions.js';
 import { auditChain, type ChainCheck } from './audit-chain.js';
+import {
+  auditDelegations,
+  auditParentLink,
+  type ChildrenIndex,
+  type ParentLink,
+  type SubagentCheck,
+} from './audit-delegations.js';
+import { delegationOf } from '../core/delegation.js';
 import type { AuditProfileSource } from './audit-profile.js';
 import { deriveSentRequests } from './derive-sent-requests.js';
 import { expectedCacheReads } from './expected-cache-reads.js';
@@ -97,19 +107,45 @@ export interface AuditSummary {
   };
   /** null when no Temporal client was given. */
   readonly mirror: MirrorCheck | null;
+  /** One per delegation call that names a child (see audit-delegations.ts). */
+  readonly subagents: readonly SubagentCheck[];
+  /** A subagent audited on its own (not from its parent's audit): its parent's link to it. */
+  readonly parentLink: ParentLink | null;
 }
 
 export interface AuditReport {
   readonly sessionId: string;
-  /** False on an invalid log, any digest mismatch or underivable request, or a mirror disagreement. */
+  /**
+   * False on an invalid log, any digest mismatch or underivable request, a mirror disagreement, a broken
+   * link to a subagent, or a subagent whose own audit fails.
+   */
   readonly ok: boolean;
-  /** Why `ok` is false, one line each. */
+  /** Why `ok` is false, one line each (a subagent's own failures prefixed `subagent <id>: `). */
   readonly failures: readonly string[];
   readonly rows: readonly AuditStepRow[];
   readonly summary: AuditSummary;
+  /** The audits of the subagents whose logs it links to (each once, in link order). */
+  readonly children: readonly AuditReport[];
+}
+
+/** What the audits of one tree share: the store's subagents by parent (read once), the sessions audited. */
+interface TreeContext {
+  /** The session the audit was asked for. */
+  readonly root: string;
+  readonly index: ChildrenIndex;
+  readonly audited: Set<string>;
 }
 
 export async function auditSession(options: AuditOptions): Promise<AuditReport> {
+  const tree: TreeContext = {
+    root: options.sessionId,
+    index: await childrenByParent(options.store),
+    audited: new Set([options.sessionId]),
+  };
+  return auditOne(options, tree);
+}
+
+async function auditOne(options: AuditOptions, tree: TreeContext): Promise<AuditReport> {
   const { store, sessionId } = options;
   const failures: string[] = [];
   let events: SessionEvent[] = [];
@@ -191,11 +227,27 @@ export async function auditSession(options: AuditOptions): Promise<AuditReport> 
     if (mirror.status === 'error') failures.push(`history mirror: ${mirror.problem}`);
   }
 
+  const links = log.ok ? await auditDelegations(store, sessionId, events, tree.index) : { checks: [], failures: [] };
+  failures.push(...links.failures);
+  // Reached from its parent's audit, a subagent's link up was checked from the parent's side.
+  const delegation = log.ok && sessionId === tree.root ? delegationOf(events) : undefined;
+  const parentLink = delegation ? await auditParentLink(store, sessionId, delegation) : null;
+  if (parentLink?.problem) failures.push(parentLink.problem);
+  const children: AuditReport[] = [];
+  for (const check of links.checks) {
+    if (!check.childLog || tree.audited.has(check.childSessionId)) continue;
+    tree.audited.add(check.childSessionId);
+    const child = await auditOne({ ...options, sessionId: check.childSessionId }, tree);
+    children.push(child);
+    failures.push(...child.failures.map((f) => `subagent ${child.sessionId}: ${f}`));
+  }
+
   return {
     sessionId,
     ok: failures.length === 0,
     failures,
     rows,
+    children,
     summary: {
       events: events.length,
       turns: events.filter((e) => e.type === 'turn/start').length,
@@ -212,6 +264,8 @@ export async function auditSession(options: AuditOptions): Promise<AuditReport> 
         differing: compared.filter((r) => r.expectedCacheRead !== r.reportedCacheRead).map((r) => r.id),
       },
       mirror,
+      subagents: links.checks,
+      parentLink,
     },
   };
 }

@@ -33,6 +33,7 @@ export function renderAuditReport(report: AuditReport): string {
       (s.cache.differing.length > 0 ? `; differ at ${s.cache.differing.join(', ')} (informational)` : ''),
   );
   lines.push(`history mirror: ${mirrorText(s.mirror)}`);
+  lines.push(...subagentLines(report));
   lines.push('');
   if (report.ok) lines.push('AUDIT PASSED');
   else {
@@ -40,6 +41,49 @@ export function renderAuditReport(report: AuditReport): string {
     for (const failure of report.failures) lines.push(`  - ${failure}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** One line per delegation call that names a child: the link, how the child ended, its own audit's verdict. */
+function subagentLines(report: AuditReport): string[] {
+  const checks = report.summary.subagents;
+  const up = report.summary.parentLink;
+  const parentLine =
+    up === null
+      ? []
+      : [
+          `parent link: ${up.parentSessionId}, call ${up.callId}: ` +
+            (up.status === 'ok'
+              ? 'its log names this session from that call'
+              : up.status === 'no-parent-log'
+                ? 'not checked (the parent is not in this store)'
+                : 'BROKEN'),
+        ];
+  if (checks.length === 0) return parentLine;
+  const audits = new Map(report.children.map((c) => [c.sessionId, c]));
+  const broken = checks.filter((c) => c.problems.length > 0).length;
+  const lines = [
+    ...parentLine,
+    `subagents: ${checks.length} linked, ${report.children.length} audited` +
+      (broken > 0 ? `; ${broken} link(s) BROKEN` : '; every link holds both ways'),
+  ];
+  for (const c of checks) {
+    const audit = audits.get(c.childSessionId);
+    const ended = c.recorded !== null ? `${c.recorded.reason}, ${c.recorded.tokens} tokens` : 'no outcome recorded';
+    const verdict =
+      audit === undefined
+        ? c.childLog
+          ? 'audited once, elsewhere in the tree'
+          : 'no log'
+        : audit.ok
+          ? `its audit PASSED (${audit.rows.length} request(s))`
+          : `its audit FAILED (${audit.failures.length} problem(s))`;
+    lines.push(
+      `  ${c.callId} at ${c.turn}.${c.step}${c.inSeed ? ` (seed, from ${c.owner})` : ''} → ${c.childSessionId}: ` +
+        `${ended}; ${c.problems.length > 0 ? 'link BROKEN' : 'link ok'}; ${verdict}`,
+    );
+    for (const note of c.notes) lines.push(`    note: ${note}`);
+  }
+  return lines;
 }
 
 function chainLines(chain: ChainCheck): string[] {
