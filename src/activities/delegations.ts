@@ -95,7 +95,7 @@ export function pendingFromLog(session: Session, call: ToolCall, turn: number, s
   };
 }
 
-/** A child's log as the store holds it now; empty when the child never opened one. */
+/** A session's log as the store holds it now; empty when there is none (a child that never opened one). */
 export async function childEvents(runtime: SessionRuntime, childSessionId: string): Promise<SessionEvent[]> {
   try {
     return await runtime.store.read(childSessionId);

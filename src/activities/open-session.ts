@@ -20,6 +20,7 @@ import type {
   OpenSessionOutcome,
   SessionTotals,
 } from '../shared/activity-contracts.js';
+import { childEvents } from './delegations.js';
 import type { SessionRuntime } from './session-runtime.js';
 import type { ActivityContext } from './activity-context.js';
 import { queuedRefs, recentMessageIds } from './inbox-drafts.js';
@@ -27,11 +28,17 @@ import { queuedRefs, recentMessageIds } from './inbox-drafts.js';
 export async function openSession(context: ActivityContext, input: OpenSessionInput): Promise<OpenSessionOutcome> {
   const { cache, runtime } = context;
   return context.guarded(input.sessionId, async () => {
+    // A subagent's delegation is checked against its parent's log before its own log exists, so a start
+    // that names no real call (a forged input) leaves nothing behind.
+    const delegated =
+      input.delegation && (await storedHead(runtime, input.sessionId)) === 0
+        ? await delegatedStart(runtime, input.sessionId, input.delegation, input.at)
+        : null;
     await storeCall(() => runtime.store.create(input.sessionId, { createdAt: input.at }));
     let session = await cache.load(input.sessionId);
     const before = session.head;
-    if (session.head === 0 && input.delegation) {
-      session = await cache.append(session, await delegatedStart(runtime, input.sessionId, input.delegation, input.at));
+    if (session.head === 0 && delegated) {
+      session = await cache.append(session, delegated);
     } else if (session.head === 0) {
       session = await cache.append(session, [
         { type: 'session/start', at: input.at, sessionId: input.sessionId, formatVersion: SESSION_FORMAT_VERSION },
@@ -53,6 +60,16 @@ export async function openSession(context: ActivityContext, input: OpenSessionIn
   });
 }
 
+/** The log's head; 0 for a session the store does not know yet. */
+async function storedHead(runtime: SessionRuntime, sessionId: string): Promise<number> {
+  try {
+    return await storeCall(() => runtime.store.head(sessionId));
+  } catch (error) {
+    if (error instanceof DhError && error.code === ErrorCode.SessionNotFound) return 0;
+    throw error;
+  }
+}
+
 function hostOf(hostTaskQueue: string | undefined): { hostTaskQueue?: string } {
   return hostTaskQueue !== undefined ? { hostTaskQueue } : {};
 }
@@ -67,7 +84,7 @@ async function delegatedStart(
   link: DelegationLink,
   at: number,
 ): Promise<EventDraft[]> {
-  const parentEvents = await storeCall(() => runtime.store.read(link.parentSessionId));
+  const parentEvents = await childEvents(runtime, link.parentSessionId);
   const call = parentEvents
     .flatMap((e) => (e.type === 'assistant/message' ? e.toolCalls : []))
     .findLast((c) => c.id === link.callId && c.name === DELEGATE_TOOL_NAME);
