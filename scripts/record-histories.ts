@@ -142,6 +142,11 @@ const SCRIPT: Script = {
     },
     { match: { lastUserContains: 'subtask three' }, text: 'sub three done' },
     { match: { lastUserContains: 'delegate once' }, text: 'delegated once' },
+    {
+      match: { lastUserContains: 'delegate then stop' },
+      toolCalls: [{ id: 'd4', name: 'delegate', arguments: { task: 'subtask four: stream on' } }],
+    },
+    { match: { lastUserContains: 'subtask four' }, text: 'word '.repeat(400), chunkSize: 5, chunkDelayMs: 50 },
   ],
 };
 
@@ -438,6 +443,22 @@ const SCENARIOS: readonly Scenario[] = [
       expectThat(result.closedBy === 'delegation' && result.turns === 1, 'the child ran its task turn and completed');
       await parent.signal(closeSignal);
       return child;
+    },
+  },
+  {
+    // An interrupt passed on to a running child (signals to it, a timer between them), then both turns aborted.
+    name: 'subagent-interrupt',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'delegate then stop' });
+      const child = `${id}.d1-1-0`;
+      await waitForLog(rt.store, child, (log) => log.some((e) => e.type === 'request/sent'), 'the child streaming');
+      await sleep(500);
+      await handle.signal(interruptSignal);
+      const events = await waitForTurnEnd(rt.store, id, 1, 60_000);
+      expectThat(turnEnds(events).join() === '1:aborted', 'the parent turn aborted');
+      expectThat(turnEnds(await rt.store.read(child)).join() === '1:aborted', 'the child turn aborted');
+      return handle;
     },
   },
 ];
