@@ -1,18 +1,34 @@
-// What `dh ls` does; ls-command.ts defines it and loads this module when it runs.
+// What `dh ls` does; ls-command.ts defines it and loads this module when it runs. Subagents are drawn
+// under their parents: from each log's delegation (offline), else from the workflow's DhParentSession.
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { temporalTlsFromEnv } from '../../config/temporal-tls.js';
 import { isExternalTemporal, localStackStatus } from '../../local-stack/local-stack.js';
-import { SESSION_STATUS_ATTRIBUTE } from '../../shared/search-attributes.js';
+import { SESSION_PARENT_ATTRIBUTE, SESSION_STATUS_ATTRIBUTE } from '../../shared/search-attributes.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
+import { delegationsOf } from '../../stores/delegated-sessions.js';
 import type { SessionSummary } from '../../stores/session-store.js';
 import { openStoreOnly } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
 import { cliAction } from '../cli-action.js';
 import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
+import { sessionTree } from './session-tree.js';
 
 export interface SessionListing extends SessionSummary {
   /** `running` / `idle` (from the session's search attribute when set), `closed`, `failed`, ..., or `-` when Temporal is not reachable. */
   readonly status: string;
+  /**
+   * A subagent's parent and delegation call: from its log's `session/start`, else (a child whose log has no
+   * event yet) from its workflow's DhParentSession attribute, with no call id. Null for a top-level session.
+   */
+  readonly subagentOf: { readonly sessionId: string; readonly callId: string | null } | null;
+  /** Its depth in the listed tree (0: drawn at the top level). */
+  readonly depth: number;
+}
+
+interface WorkflowFacts {
+  readonly status: string;
+  /** DhParentSession, when the workflow is a subagent's. */
+  readonly parent: string | null;
 }
 
 const DESCRIBE_CONCURRENCY = 8;
@@ -23,15 +39,20 @@ export const lsCommand = cliAction(async (options: { limit: string; json?: boole
   const opened = await openStoreOnly();
   const { config, store } = opened;
   let sessions: SessionSummary[];
+  let delegations: Awaited<ReturnType<typeof delegationsOf>>;
   try {
     sessions = await store.list({ limit });
+    delegations = await delegationsOf(
+      store,
+      sessions.map((s) => s.sessionId),
+    );
   } finally {
     await opened.close();
   }
   const status = await localStackStatus(config);
   const address = isExternalTemporal() ? config.temporalAddress : status.address;
   const statuses = address !== null ? await workflowStatuses(address, config.namespace, sessions) : null;
-  const rows: SessionListing[] = sessions.map((s) => ({ ...s, status: statuses?.get(s.sessionId) ?? '-' }));
+  const { rows, tree } = listingTree(sessions, delegations, statuses);
   if (options.json) {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
     return;
@@ -42,12 +63,12 @@ export const lsCommand = cliAction(async (options: { limit: string; json?: boole
   }
   const table = [
     ['SESSION', 'STATUS', 'EVENTS', 'CREATED', 'PARENT'],
-    ...rows.map((r) => [
-      r.sessionId,
+    ...rows.map((r, i) => [
+      `${tree[i] ?? ''}${r.sessionId}${r.subagentOf !== null && r.subagentOf.callId !== null ? ` (${r.subagentOf.callId})` : ''}`,
       r.status,
       String(r.head),
       new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 19),
-      r.parentSessionId ?? '',
+      parentColumn(r),
     ]),
   ];
   const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
@@ -68,12 +89,52 @@ export const lsCommand = cliAction(async (options: { limit: string; json?: boole
   }
 });
 
-/** Status per session id, or null when Temporal cannot be reached. */
+/** The listing in tree order (each subagent under its parent when the parent is listed too), and each row's drawing. */
+function listingTree(
+  sessions: readonly SessionSummary[],
+  delegations: ReadonlyMap<string, { readonly parentSessionId: string; readonly callId: string }>,
+  statuses: ReadonlyMap<string, WorkflowFacts> | null,
+): { rows: SessionListing[]; tree: string[] } {
+  const nodes = sessions.map((s) => {
+    const delegation = delegations.get(s.sessionId);
+    const attribute = statuses?.get(s.sessionId)?.parent ?? null;
+    const subagentOf = delegation
+      ? { sessionId: delegation.parentSessionId, callId: delegation.callId }
+      : attribute !== null
+        ? { sessionId: attribute, callId: null }
+        : null;
+    return {
+      summary: s,
+      subagentOf,
+      sessionId: s.sessionId,
+      createdAt: s.createdAt,
+      parentSessionId: subagentOf?.sessionId ?? null,
+    };
+  });
+  const places = sessionTree(nodes);
+  return {
+    rows: places.map(({ node, depth }) => ({
+      ...node.summary,
+      status: statuses?.get(node.sessionId)?.status ?? '-',
+      subagentOf: node.subagentOf,
+      depth,
+    })),
+    tree: places.map((p) => p.prefix),
+  };
+}
+
+/** A fork's origin; a subagent's parent when it is not drawn under it (not in the listing). */
+function parentColumn(row: SessionListing): string {
+  if (row.subagentOf !== null && row.depth === 0) return `subagent of ${row.subagentOf.sessionId}`;
+  return row.parentSessionId ?? '';
+}
+
+/** Status (and DhParentSession) per session id, or null when Temporal cannot be reached. */
 async function workflowStatuses(
   address: string,
   namespace: string,
   sessions: readonly SessionSummary[],
-): Promise<Map<string, string> | null> {
+): Promise<Map<string, WorkflowFacts> | null> {
   // A bad TLS setting is a configuration error to report, not a server that is down.
   const tls = temporalTlsFromEnv();
   let connection: Connection;
@@ -84,7 +145,7 @@ async function workflowStatuses(
   }
   try {
     const client = new Client({ connection, namespace, ...clientDataConverter() });
-    const out = new Map<string, string>();
+    const out = new Map<string, WorkflowFacts>();
     let next = 0;
     let unreachable = false;
     const work = async (): Promise<void> => {
@@ -96,18 +157,21 @@ async function workflowStatuses(
             client.workflow.getHandle(sessionWorkflowId(session.sessionId)).describe(),
           );
           const attribute = d.typedSearchAttributes.get(SESSION_STATUS_ATTRIBUTE);
-          out.set(
-            session.sessionId,
-            d.status.name === 'RUNNING'
-              ? typeof attribute === 'string'
-                ? attribute
-                : 'running'
-              : d.status.name === 'COMPLETED'
-                ? 'closed'
-                : d.status.name.toLowerCase().replace(/_/g, ' '),
-          );
+          const parent = d.typedSearchAttributes.get(SESSION_PARENT_ATTRIBUTE);
+          out.set(session.sessionId, {
+            status:
+              d.status.name === 'RUNNING'
+                ? typeof attribute === 'string'
+                  ? attribute
+                  : 'running'
+                : d.status.name === 'COMPLETED'
+                  ? 'closed'
+                  : d.status.name.toLowerCase().replace(/_/g, ' '),
+            parent: typeof parent === 'string' && parent !== '' ? parent : null,
+          });
         } catch (error) {
-          if (error instanceof WorkflowNotFoundError) out.set(session.sessionId, 'no workflow');
+          if (error instanceof WorkflowNotFoundError)
+            out.set(session.sessionId, { status: 'no workflow', parent: null });
           else unreachable = true;
         }
       }

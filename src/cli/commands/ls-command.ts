@@ -1,11 +1,13 @@
-// `dh ls`: the sessions in the store, newest first, with their workflow status from Temporal when it
-// is reachable (it never starts the local stack: a stopped stack shows as "-").
+// `dh ls`: the sessions in the store, newest first, each subagent drawn under its parent, with their
+// workflow status from Temporal when it is reachable (it never starts the local stack: a stopped stack shows as "-").
 import type { Command } from 'commander';
 
 export function registerLsCommand(program: Command): void {
   program
     .command('ls')
-    .description('list sessions (newest first) with their status from Temporal when reachable')
+    .description(
+      'list sessions (newest first, subagents under their parents) with their status from Temporal when reachable',
+    )
     .option('--limit <n>', 'at most this many', '50')
     .option('--json', 'print as JSON')
     // Loaded on use (ls-action.ts): `dh --help` and the other commands do not pay for its imports.
