@@ -1,6 +1,6 @@
 // Human one-liners for log events (`dh log`): seq, time, type, and what the event says, content cut
 // to one short line. The JSONL form is the events themselves.
-import type { SessionEvent, UserContent, Usage } from '../../core/index.js';
+import { usageTotal, type SessionEvent, type UserContent, type Usage } from '../../core/index.js';
 
 const SNIPPET_CHARS = 80;
 
@@ -15,7 +15,10 @@ export function describeEvent(event: SessionEvent): string {
     case 'session/start':
       return (
         `session ${event.sessionId} (format v${event.formatVersion})` +
-        (event.parent ? `, forked from ${event.parent.sessionId} (seed: seqs 0..${event.parent.seedLength - 1})` : '')
+        (event.parent ? `, forked from ${event.parent.sessionId} (seed: seqs 0..${event.parent.seedLength - 1})` : '') +
+        (event.delegation
+          ? `, subagent of ${event.delegation.parentSessionId} (call ${event.delegation.callId}, depth ${event.delegation.depth})`
+          : '')
       );
     case 'session/seed-end':
       return 'end of the fork seed';
@@ -57,9 +60,15 @@ export function describeEvent(event: SessionEvent): string {
       return parts.join(' ');
     }
     case 'tool/start':
-      return `${event.turn}.${event.step} ${event.name} ${event.callId}`;
+      return `${event.turn}.${event.step} ${event.name} ${event.callId}${event.child !== undefined ? ` → subagent ${event.child}` : ''}`;
     case 'tool/result':
-      return `${event.turn}.${event.step} ${event.name} ${event.callId} ${event.status}: ${snippet(event.output)}`;
+      return (
+        `${event.turn}.${event.step} ${event.name} ${event.callId} ${event.status}` +
+        (event.child
+          ? ` ← subagent ${event.child.sessionId} ${event.child.reason}, ${usageTotal(event.child.usage)} tokens`
+          : '') +
+        `: ${snippet(event.output)}`
+      );
     case 'request/sent':
       return `${event.turn}.${event.step} ${event.bytes} bytes ${event.digest.slice(0, 19)}…`;
     case 'approval/request':
