@@ -1,5 +1,6 @@
 // The loop behind `dh run` and `dh attach`: poll the session follower, render, and decide when to stop
-// (the run's own turn ended; or, for attach, the session went idle), watching the workflow on the side.
+// (the run's own turn ended; or, for attach, the session went idle), watching the workflow (and, while a
+// delegation call runs, its subagents' approvals) on the side.
 import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { SessionClient } from '../../client/session-client.js';
 import type { EventOf, TurnEndReason, Usage } from '../../core/index.js';
@@ -9,6 +10,7 @@ import type { DeltaChannel } from '../../streaming/delta-channel.js';
 import type { CliContext } from '../cli-context.js';
 import { FailureReporter } from './failing-activities.js';
 import type { LiveRenderer } from './live-renderer.js';
+import { SubagentWatch } from './subagent-watch.js';
 
 export type FollowMode =
   /** `run`: follow the turn that claims this message, stop when it ends. */
@@ -68,6 +70,10 @@ export async function followSession(
   // Without a renderer (--json) the failures still reach stderr: a script's log shows why nothing happens.
   const note = (line: string): void =>
     renderer !== null ? renderer.note(`↻ ${line}`) : void process.stderr.write(`dh: ${line}\n`);
+  const subagents = new SubagentWatch(sessionId, {
+    state: (id) => quick.state(id),
+    note: (line) => (renderer !== null ? renderer.note(line) : void process.stderr.write(`dh: ${line.trim()}\n`)),
+  });
   const result = (outcome: FollowResult['outcome']): FollowResult => ({
     outcome,
     turn: lastEnd?.turn ?? turn,
@@ -86,6 +92,7 @@ export async function followSession(
     if (ops.length > 0) lastOpAt = Date.now();
     for (const op of ops) {
       const event = op.type === 'event' || op.type === 'answer' ? op.event : null;
+      if (event !== null) subagents.event(event);
       if (event?.type === 'turn/start') openTurn = event.turn;
       if (event?.type === 'turn/end' && openTurn === event.turn) openTurn = null;
       if (mode.kind === 'message') {
@@ -128,6 +135,9 @@ export async function followSession(
         return result('idle');
       }
     }
+
+    // Cheap when no delegation call runs: nothing is asked.
+    await subagents.poll();
 
     if (Date.now() - lastWatch > WATCH_EVERY_MS) {
       lastWatch = Date.now();

@@ -1,7 +1,7 @@
 // Renders a followed session for a person: answer text on stdout as it streams, tool calls, their
-// progress, results, approvals and steering as compact one-line notes on stderr, and a spinner while
-// waiting (TTY only).
-import type { EventOf, SessionEvent, UserContent } from '../../core/index.js';
+// progress, results, approvals, subagents starting and ending, and steering as compact one-line notes on
+// stderr, and a spinner while waiting (TTY only).
+import { usageTotal, type EventOf, type SessionEvent, type UserContent } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 
 export interface LiveRendererOptions {
@@ -120,10 +120,25 @@ export class LiveRenderer {
         );
         return;
       case 'tool/start':
+        if (event.child !== undefined) {
+          this.note(`⇢ subagent ${event.child} started (${event.callId}); watch it: dh attach ${event.child}`);
+          this.waiting('subagents running…');
+          return;
+        }
         this.waiting(`running ${event.name}…`);
         return;
       case 'tool/result':
-        this.note(`← ${event.name} ${event.status}: ${clip(event.output)} (${event.output.length} chars)`);
+        if (event.child) {
+          const c = event.child;
+          // The output opens with a head line the note already says; the answer follows a blank line.
+          const answer = event.output.split('\n\n').slice(1).join(' ');
+          this.note(
+            `⇠ subagent ${c.sessionId} (${event.callId}) ended ${c.reason}, ${usageTotal(c.usage)} tokens` +
+              (answer.trim() !== '' ? `: ${clip(answer)}` : ''),
+          );
+        } else {
+          this.note(`← ${event.name} ${event.status}: ${clip(event.output)} (${event.output.length} chars)`);
+        }
         this.waiting('waiting…');
         return;
       case 'approval/request':
