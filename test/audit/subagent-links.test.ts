@@ -263,6 +263,20 @@ describe('auditSession over a session tree', () => {
     expect(report.summary.subagents).toMatchObject([{ childSessionId: CHILD, inSeed: true, owner: PARENT }]);
     expect(report.children.map((c) => [c.sessionId, c.ok])).toEqual([[CHILD, true]]);
 
+    // A fork of the subagent itself is a top-level session: no delegation, nobody's child.
+    const childFork = forkEvents(new Session(CHILD, await s.store.read(CHILD)), {
+      sessionId: 'child-fork',
+      atSeq: await s.store.head(CHILD),
+      at: 3,
+    });
+    expect(childFork[0]).toMatchObject({ type: 'session/start', parent: { sessionId: CHILD } });
+    expect(childFork[0]?.type === 'session/start' && childFork[0].delegation).toBeUndefined();
+    await createSessionFromLog(s.store, 'child-fork', childFork, {
+      chainAnchor: (await forkAnchor(s.store, CHILD, childFork.length - 1))!,
+    });
+    expect((await auditSession({ store: s.store, sessionId: PARENT })).failures).toEqual([]);
+    expect((await auditSession({ store: s.store, sessionId: 'child-fork' })).summary.parentLink).toBeNull();
+
     // Rewritten as if the fork had started it: the seed link was made by the origin, so this is wrong.
     const childEvents = await s.store.read(CHILD);
     forgeStoredRows(
