@@ -30,6 +30,8 @@ export interface WorkerProcessConfig {
   readonly storeUrl?: string;
   /** With the `continue-as-new` failpoint armed: how long after a `turn/end` append the worker dies (default 20 ms). */
   readonly continueAsNewKillDelayMs?: number;
+  /** Offers the `delegate` tool with this depth limit (what DH_SUBAGENT_DEPTH does for `dh worker`); none when absent or 0. */
+  readonly subagentDepth?: number;
 }
 
 export interface ChildWorkerOptions {

@@ -14,6 +14,7 @@ import type { ClaimedMessage, PreStepDecision, ToolDefinition } from '../../src/
 import { genericProfile, type ProviderProfile } from '../../src/providers/provider-profiles.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import type { Script } from '../../src/scripted-provider/script.js';
+import type { SessionStore } from '../../src/stores/session-store.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import type { Telemetry } from '../../src/observability/telemetry.js';
@@ -201,7 +202,7 @@ export async function waitForState(
 
 /** Polls the store until the log satisfies `predicate`; returns the whole log. */
 export async function waitForLog(
-  store: SqliteSessionStore,
+  store: Pick<SessionStore, 'read'>,
   sessionId: string,
   predicate: (events: readonly SessionEvent[]) => boolean,
   what: string,
@@ -218,7 +219,7 @@ export async function waitForLog(
 
 /** Polls the store until the log holds `turn/end` for `turn`; returns the whole log. */
 export function waitForTurnEnd(
-  store: SqliteSessionStore,
+  store: Pick<SessionStore, 'read'>,
   sessionId: string,
   turn: number,
   timeoutMs = 20_000,
@@ -268,7 +269,9 @@ export async function derivedBodies(
  * bodies arrived in log order (a request retried after a crash appears twice in a row, identical).
  */
 export async function expectProviderSawTheLog(
-  runtime: Pick<ScenarioRuntime, 'provider' | 'store' | 'profile' | 'sessionIds'>,
+  runtime: Pick<ScenarioRuntime, 'provider' | 'profile' | 'sessionIds'> & {
+    readonly store: Pick<SessionStore, 'read'>;
+  },
   sessionIds: readonly string[],
 ): Promise<void> {
   const received = runtime.provider

@@ -8,6 +8,7 @@ import type { ToolDefinition } from '../../src/plugins/contracts.js';
 import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
+import { createDelegateTool } from '../../src/tools/delegate.js';
 import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
 import { WORKER_CONFIG_ENV, WORKER_READY_LINE, type WorkerProcessConfig } from './child-worker.js';
@@ -45,7 +46,12 @@ const store = failpointArmed('continue-as-new')
   : opened;
 const profile = scriptedProfile(config.providerBaseURL);
 const tools = new Map<string, ToolDefinition>(
-  [echoTool, sleepTool(config.runLog), idempotentSleepTool(config.runLog)].map((t) => [t.schema.name, t]),
+  [
+    echoTool,
+    sleepTool(config.runLog),
+    idempotentSleepTool(config.runLog),
+    ...(config.subagentDepth ? [createDelegateTool({ maxDepth: config.subagentDepth })] : []),
+  ].map((t) => [t.schema.name, t]),
 );
 const worker = await createSessionWorker({
   address: config.address,
