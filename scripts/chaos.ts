@@ -1,7 +1,8 @@
-// The chaos harness: `npm run chaos [-- --trials N --seed S --concurrency C --no-write]`. Each trial runs a
-// scripted multi-turn, tool-using session fed from several processes and kills something at a chosen moment
-// (a worker at each failpoint, around a continue-as-new, at a random moment; the Temporal dev server; one of
-// two workers sharing PostgreSQL), then checks the log. Prints the table and writes it to RELIABILITY.md.
+// The chaos harness: `npm run chaos [-- --trials N --seed S --concurrency C --no-write --only I,J]`. Each trial
+// runs a scripted multi-turn, tool-using session (some delegating to subagents) fed from several processes and
+// kills something at a chosen moment (a worker at each failpoint, around a continue-as-new, at a random moment;
+// the Temporal dev server; one of two workers sharing PostgreSQL), then checks the logs. Prints the tables and
+// writes them to RELIABILITY.md (not with --only, which re-runs chosen trials of the plan).
 import { rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,17 +18,26 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     concurrency: { type: 'string', default: '4' },
     'no-write': { type: 'boolean', default: false },
+    only: { type: 'string' },
     verbose: { type: 'boolean', default: false },
   },
 });
 const trials = Number(values.trials);
 const seed = Number(values.seed);
 const concurrency = Number(values.concurrency);
-if (![trials, seed, concurrency].every((n) => Number.isInteger(n) && n >= 0) || trials < 1 || concurrency < 1) {
-  console.error('usage: npm run chaos -- [--trials N>=1] [--seed S>=0] [--concurrency C>=1] [--no-write] [--verbose]');
+const only = values.only?.split(',').map(Number);
+if (
+  ![trials, seed, concurrency, ...(only ?? [])].every((n) => Number.isInteger(n) && n >= 0) ||
+  trials < 1 ||
+  concurrency < 1 ||
+  (only !== undefined && only.some((i) => i >= trials))
+) {
+  console.error(
+    'usage: npm run chaos -- [--trials N>=1] [--seed S>=0] [--concurrency C>=1] [--only I,J (each < N)] [--no-write] [--verbose]',
+  );
   process.exit(2);
 }
-const command = `npm run chaos -- --trials ${trials} --seed ${seed} --concurrency ${concurrency}`;
+const command = `npm run chaos -- --trials ${trials} --seed ${seed} --concurrency ${concurrency}${only ? ` --only ${only.join(',')}` : ''}`;
 const started = Date.now();
 const stamp = () => `${String(Math.round((Date.now() - started) / 1000)).padStart(5)} s`;
 
@@ -52,17 +62,17 @@ try {
         const finished = /\] (done in|ERROR)/.test(line);
         if (finished) done++;
         if (values.verbose || finished || line.includes('PROBLEM'))
-          console.log(`${stamp()}${finished ? ` ${done}/${trials}` : ''} ${line}`);
+          console.log(`${stamp()}${finished ? ` ${done}/${only?.length ?? trials}` : ''} ${line}`);
       },
     },
-    { trials, seed, concurrency },
+    { trials, seed, concurrency, ...(only ? { only } : {}) },
   );
   const table = formatSummary(summary, command);
   console.log(`\n${table}\n`);
   const problems = formatProblems(summary);
   if (problems.length > 0) console.log(`Problems:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
   if (!summary.audited) console.log('The audit did not run: src/audit/audit-session.ts is not there.');
-  if (!values['no-write']) {
+  if (!values['no-write'] && only === undefined) {
     const file = join(dirname(fileURLToPath(import.meta.url)), '..', 'RELIABILITY.md');
     writeChaosResults(file, table);
     console.log(`written to ${file}`);

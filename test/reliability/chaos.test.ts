@@ -1,17 +1,23 @@
-// The CI-sized chaos run: the first 8 trials of every plan (test/helpers/chaos/chaos-plan.ts), which
-// between them kill a worker at each failpoint, around a continue-as-new and on a timer, the Temporal
-// dev server, and one of two workers sharing PostgreSQL — every failure column must stay at zero.
-// `npm run chaos` runs the full version (100 trials) and writes its table to RELIABILITY.md.
+// The CI-sized chaos run: the first trials of the plan (test/helpers/chaos/chaos-plan.ts), which between
+// them kill a worker at each failpoint, around a continue-as-new and on a timer, the Temporal dev server,
+// and one of two workers sharing PostgreSQL — in plain trials and again in subagent trials, killing while
+// children run — and every failure column must stay at zero. `npm run chaos` runs the full version and
+// writes its tables to RELIABILITY.md.
 // Plus a regression the harness found: a `compact` update accepted just before a continue-as-new.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { compactUpdate, followupSignal } from '../../src/shared/session-messages.js';
+import { COVERING_TRIALS } from '../helpers/chaos/chaos-plan.js';
 import { formatProblems, formatSummary, runChaos } from '../helpers/chaos/chaos-run.js';
 import { waitForLog } from '../helpers/scenario-runtime.js';
 import { type Harness, startHarnessOnOwnServer, waitForState, waitForTurnEnd } from '../helpers/session-harness.js';
 import { echoTool } from '../helpers/test-tools.js';
 
-const CI_TRIALS = 8;
-const CI_CONCURRENCY = 8;
+const CI_TRIALS = COVERING_TRIALS;
+/**
+ * Seven at a time, two waves: fourteen at once on two cores starve each other (connects time out, and a
+ * stalled first model call is retried, so a subagent trial's parent answers without delegating).
+ */
+const CI_CONCURRENCY = 7;
 
 describe('chaos (CI size)', () => {
   it(`${CI_TRIALS} trials covering every kill kind and failpoint: nothing lost, duplicated or dangling`, async () => {
@@ -31,7 +37,7 @@ describe('chaos (CI size)', () => {
     expect(formatProblems(summary)).toEqual([]);
     expect(summary.uncovered).toEqual([]);
     expect(summary.ok).toBe(true);
-  }, 240_000);
+  }, 300_000);
 });
 
 describe('regression: a compact update accepted right before a continue-as-new', () => {

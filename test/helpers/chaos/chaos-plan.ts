@@ -1,5 +1,5 @@
-// What each chaos trial kills and when, drawn from a seed: the same seed gives the same plan. The
-// first trials of every plan cover each kill kind and each failpoint, so a small run (CI) covers all.
+// What each chaos trial kills and when, drawn from a seed: the same seed gives the same plan. The first
+// trials cover each kill kind and each failpoint, in plain and in subagent trials, so a small run (CI) covers all.
 import { FAILPOINTS, type Failpoint } from '../../../src/activities/failpoints.js';
 
 /** The worker's own failpoints (continue-as-new is a kill kind of its own). */
@@ -14,6 +14,16 @@ export type KillKind = (typeof KILL_KINDS)[number];
 export interface TrialPlan {
   readonly index: number;
   readonly kind: KillKind;
+  /**
+   * The subagent plan: `f1`'s first step delegates to two children (each calls echo and sleep or nap,
+   * then answers) instead of calling the tools itself; the rest of the session is the same.
+   */
+  readonly subagents: boolean;
+  /**
+   * `timer`, `dev-server`, `pg-worker` in a subagent trial: when set, the kill comes this long after the
+   * first child's log opened its first step instead of at `killAtMs` (children run for a second or so).
+   */
+  readonly childKillMs: number | null;
   /** `failpoint`: successive workers die at these, one each (the last replacement is unarmed). */
   readonly failpoints: readonly WorkerFailpoint[];
   /** `timer`, `dev-server`, `pg-worker`: the kill, this long after the first followup was accepted. */
@@ -44,7 +54,7 @@ export function seededRandom(seed: number): () => number {
  * Chains whose second failpoint is reached whatever the first one did to the script: a kill after the
  * answer was logged does not re-ask the provider, so the step's tool calls still run.
  */
-const COVERING: ReadonlyArray<{ kind: KillKind; failpoints?: readonly WorkerFailpoint[] }> = [
+const COVERING: ReadonlyArray<{ kind: KillKind; failpoints?: readonly WorkerFailpoint[]; subagents?: true }> = [
   { kind: 'failpoint', failpoints: ['model-after-append', 'tool-after-append'] },
   { kind: 'failpoint', failpoints: ['tool-running', 'model-streaming'] },
   { kind: 'continue-as-new' },
@@ -53,7 +63,23 @@ const COVERING: ReadonlyArray<{ kind: KillKind; failpoints?: readonly WorkerFail
   { kind: 'failpoint', failpoints: ['compaction-summarizing'] },
   { kind: 'timer' },
   { kind: 'failpoint', failpoints: ['model-streaming', 'compaction-summarizing'] },
+  // Subagent trials. The parent's first step calls no tool of its own, so the first tool failpoints are
+  // reached inside the children: after a child's echo result, then mid-sleep/nap in the retried child step.
+  { kind: 'failpoint', failpoints: ['tool-after-append', 'tool-running'], subagents: true },
+  // The parent's answer logged, then the next stream is a child's first step.
+  { kind: 'failpoint', failpoints: ['model-after-append', 'model-streaming'], subagents: true },
+  // The first turn/end is a child's: the kill lands around the child's completion and its parent's wake-up.
+  { kind: 'continue-as-new', subagents: true },
+  { kind: 'timer', subagents: true },
+  { kind: 'dev-server', subagents: true },
+  { kind: 'pg-worker', subagents: true },
 ];
+
+/** How many of the first trials cover every kind and failpoint (plain and subagent): the CI-sized run. */
+export const COVERING_TRIALS = COVERING.length;
+
+/** After the covering trials: the share of subagent trials. */
+const SUBAGENT_SHARE = 0.4;
 
 /** Weights of the kinds after the covering trials. */
 const WEIGHTS: ReadonlyArray<[KillKind, number]> = [
@@ -67,15 +93,20 @@ const WEIGHTS: ReadonlyArray<[KillKind, number]> = [
 export function planTrials(count: number, seed: number): TrialPlan[] {
   const random = seededRandom(seed);
   const between = (min: number, max: number) => Math.round(min + random() * (max - min));
+  // The subagent draws have a generator of their own: the plain trials' moments stay what they were.
+  const subRandom = seededRandom(seed ^ 0x5ab5ab);
   const plans: TrialPlan[] = [];
   for (let index = 0; index < count; index++) {
     let kind: KillKind;
     let failpoints: readonly WorkerFailpoint[] = [];
+    let subagents: boolean;
     const covering = COVERING[index];
     if (covering) {
       kind = covering.kind;
       failpoints = covering.failpoints ?? [];
+      subagents = covering.subagents ?? false;
     } else {
+      subagents = subRandom() < SUBAGENT_SHARE;
       let pick = random();
       kind = WEIGHTS.find(([, weight]) => (pick -= weight) < 0)?.[0] ?? 'timer';
       if (kind === 'failpoint') {
@@ -85,9 +116,14 @@ export function planTrials(count: number, seed: number): TrialPlan[] {
         failpoints = second === undefined ? [first] : [first, second];
       }
     }
+    // Covering subagent trials always kill while children run; later ones do half the time.
+    const fromChildren = subagents && (covering !== undefined || subRandom() < 0.5);
+    const childKillMs = Math.round(subRandom() * 1_200);
     plans.push({
       index,
       kind,
+      subagents,
+      childKillMs: fromChildren && ['timer', 'dev-server', 'pg-worker'].includes(kind) ? childKillMs : null,
       failpoints,
       killAtMs: between(300, 6_000),
       downMs: between(100, 3_000),

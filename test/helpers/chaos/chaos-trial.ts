@@ -1,17 +1,15 @@
 // One chaos trial: a fresh Temporal dev server (persistent db file, continue-as-new suggested at every
 // turn boundary), a scripted provider, one or two worker processes, and a scripted multi-turn, tool-using
-// session fed from several processes — while something is killed at the planned moment. Then it waits
-// until the session is idle with nothing left to run and checks the log (check-trial.ts).
+// session (in the subagent plan, delegating to two children) fed from several processes — while something
+// is killed at the planned moment. Then it waits until the session is idle and checks every log (check-trial.ts).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import type { Failpoint } from '../../../src/activities/failpoints.js';
 import { SessionClient } from '../../../src/client/session-client.js';
-import { COMPACTION_INSTRUCTION, type SessionEvent } from '../../../src/core/index.js';
-import { startDevServer, type DevServer } from '../../../src/local-stack/dev-server.js';
+import type { SessionEvent } from '../../../src/core/index.js';
 import { signalGroup } from '../../../src/local-stack/signal-group.js';
-import type { Script } from '../../../src/scripted-provider/script.js';
 import { startScriptedProvider } from '../../../src/scripted-provider/start-scripted-provider.js';
 import {
   compactUpdate,
@@ -23,7 +21,7 @@ import { PostgresSessionStore } from '../../../src/stores/postgres-session-store
 import type { SessionStore } from '../../../src/stores/session-store.js';
 import { SqliteSessionStore } from '../../../src/stores/sqlite-session-store.js';
 import { startChildWorker, type ChildWorker, type WorkerProcessConfig } from '../child-worker.js';
-import { SCENARIO_MODEL, scriptedProfile } from '../scenario-runtime.js';
+import { scriptedProfile } from '../scenario-runtime.js';
 import {
   runSenderProcess,
   sendThroughCli,
@@ -31,10 +29,13 @@ import {
   sleep,
   untilSent,
   type AckedMessage,
-  type ChaosMessage,
 } from './chaos-messages.js';
 import type { KillKind, TrialPlan } from './chaos-plan.js';
-import { checkTrial, ZERO_COUNTS, type TrialCounts } from './check-trial.js';
+import { chaosScript, followup, tagged } from './chaos-script.js';
+import { startChaosServer } from './chaos-server.js';
+import { childrenRan, childWindows, killMoment, killsAmongChildren } from './child-moments.js';
+import { checkTrial } from './check-trial.js';
+import { describePlan, noKills, unfinishedResult, type TrialResult } from './trial-result.js';
 
 /** What every trial shares: binaries, the workflow bundle, PostgreSQL. */
 export interface ChaosEnv {
@@ -46,80 +47,9 @@ export interface ChaosEnv {
   readonly log?: (line: string) => void;
 }
 
-export interface TrialResult {
-  readonly plan: TrialPlan;
-  readonly counts: TrialCounts;
-  /** Kills that happened, by kind (a failpoint chain can kill twice). */
-  readonly kills: Readonly<Record<KillKind, number>>;
-  /** Failpoints that fired (from the workers' failpoint log), in order. */
-  readonly hits: readonly Failpoint[];
-  /** The trial could not finish (the session never settled, a worker misbehaved): a failure too. */
-  readonly error: string | null;
-  readonly problems: readonly string[];
-  readonly turnErrors: number;
-  readonly audited: boolean;
-  readonly turns: number;
-  /** Workflow runs of the session: 1 + its continue-as-new hand-overs. */
-  readonly runs: number;
-  readonly events: number;
-  readonly messages: number;
-  readonly durationMs: number;
-}
-
-/**
- * Server-side: continue-as-new is suggested once a run's history holds this many events — after a
- * step or two, so practically every turn boundary hands over to a new run, and a kill near a turn end
- * is a kill around a continue-as-new. (An idle new run holds 4: it never loops.)
- */
-export const SUGGEST_CONTINUE_AS_NEW_AT = 12;
 const SETTLE_TIMEOUT_MS = 180_000;
 const PHASE_TIMEOUT_MS = 120_000;
 const SESSION_LIMITS = { keepRecentTurns: 1, compactAt: 0 } as const;
-
-/** The trial's conversation: five followups, a steer, two injects, a duplicate, a manual compaction. */
-const text = (tag: string, body: string) => `[${tag}] ${body}`;
-const FOLLOWUPS = 5;
-const followup = (k: number): ChaosMessage => ({
-  kind: 'followup',
-  messageId: `f${k}`,
-  content: text(`f${k}`, `Task ${k}: echo "w${k}", then ${k % 2 === 1 ? 'wait' : 'nap'} a moment and report.`),
-});
-
-function chaosScript(): Script {
-  const streamed = { chunkSize: 6, chunkDelayMs: 15 } as const;
-  return {
-    models: [SCENARIO_MODEL],
-    mode: 'match',
-    cache: 'deepseek',
-    replies: [
-      {
-        match: { lastUserContains: COMPACTION_INSTRUCTION.slice(0, 40) },
-        text: 'Summary: the user gave echo-and-wait tasks; each echo worked and each wait finished.',
-        ...streamed,
-        repeat: 1_000,
-      },
-      // Each task: one step calling two tools (an echo and a non-idempotent sleep or an idempotent
-      // nap), then one answering. A retried request may take the next reply; the fallback catches the rest.
-      ...Array.from({ length: FOLLOWUPS }, (_, i) => {
-        const k = i + 1;
-        const wait = k % 2 === 1 ? 'sleep' : 'nap';
-        return [
-          {
-            match: { lastUserContains: `[f${k}]` },
-            text: `Working on task ${k}.`,
-            toolCalls: [
-              { id: `f${k}-echo`, name: 'echo', arguments: JSON.stringify({ text: `w${k}` }) },
-              { id: `f${k}-${wait}`, name: wait, arguments: '{"ms":300}' },
-            ],
-            ...streamed,
-          },
-          { match: { lastUserContains: `[f${k}]` }, text: `Task ${k} is done: echoed w${k} and waited.`, ...streamed },
-        ];
-      }).flat(),
-      { text: 'Noted; carrying on with what was asked.', ...streamed, repeat: 10_000 },
-    ],
-  };
-}
 
 export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialResult> {
   const started = Date.now();
@@ -129,13 +59,9 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
   const dir = mkdtempSync(join(tmpdir(), 'dh-chaos-'));
   const failpointLog = join(dir, 'failpoints.log');
   const runLog = join(dir, 'tool-runs.log');
-  const kills: Record<KillKind, number> = {
-    failpoint: 0,
-    'continue-as-new': 0,
-    timer: 0,
-    'dev-server': 0,
-    'pg-worker': 0,
-  };
+  const kills = noKills();
+  /** When the harness killed something (the workers' own kills are timed in the failpoint log). */
+  const killTimes: number[] = [];
   const cleanups: Array<() => Promise<unknown>> = [];
   const cleanup = async () => {
     for (const step of cleanups.splice(0).reverse()) await step().catch(() => undefined);
@@ -161,11 +87,13 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
   try {
     // ---- the stack of this trial ----
     const dbFile = join(dir, 'temporal.db');
-    let server = await startChaosServer(env.cliPath, dbFile, join(dir, 'temporal.log'));
+    const serverLog = join(dir, 'temporal.log');
+    const retrying = (why: string) => log(`the dev server did not start; again: ${why}`);
+    let server = await startChaosServer(env.cliPath, dbFile, serverLog, undefined, retrying);
     const address = server.address;
     const port = Number(address.split(':').at(-1));
     cleanups.push(() => server.stop());
-    const provider = await startScriptedProvider({ script: chaosScript() });
+    const provider = await startScriptedProvider({ script: chaosScript(plan.subagents) });
     cleanups.push(() => provider.close());
     const profile = scriptedProfile(provider.url);
     const usePostgres = plan.kind === 'pg-worker';
@@ -184,6 +112,7 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
       idleTimeoutMs: 5_000,
       hostId: 'chaos-host',
       continueAsNewKillDelayMs: plan.canDelayMs,
+      ...(plan.subagents ? { subagentDepth: 1 } : {}),
       ...(usePostgres ? { storeUrl: env.postgresUrl } : {}),
     };
     cleanups.push(async () => {
@@ -221,7 +150,11 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
       });
     }
 
-    const connection = await Connection.connect({ address });
+    // Retried like a send: with many trials at once, a first connect may time out.
+    let connected: Connection | undefined;
+    await untilSent(async () => (connected = await Connection.connect({ address })), 60_000);
+    if (!connected) throw new Error('no connection to the dev server');
+    const connection = connected;
     cleanups.push(() => connection.close());
     const client = new Client({ connection, namespace: server.namespace });
     const sessions = new SessionClient(client, { taskQueue, timeoutMs: 10_000 });
@@ -238,45 +171,57 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
 
     // ---- the conversation ----
     acked.push(
-      await sendThroughClient(sessions, sessionId, followup(1), { via: 'parent', start: true, limits: SESSION_LIMITS }),
+      await sendThroughClient(sessions, sessionId, followup(1, plan.subagents), {
+        via: 'parent',
+        start: true,
+        limits: SESSION_LIMITS,
+      }),
     );
     const t0 = Date.now();
     log('f1 accepted');
 
-    // The kill, at its moment (failpoint and continue-as-new kills are the workers' own).
-    const at = (ms: number) => sleep(Math.max(0, t0 + ms - Date.now()));
+    // The kill, at its moment (failpoint and continue-as-new kills are the workers' own): `killAtMs` after
+    // f1, or in a subagent trial timed from the children, `childKillMs` after the first child's first step.
+    const at = () => killMoment(plan, t0, store, sessionId, () => stopping);
+    const killed = (kind: KillKind) => {
+      kills[kind]++;
+      killTimes.push(Date.now());
+    };
     if (plan.kind === 'timer') {
       void inBackground('timer kill', async () => {
-        await at(plan.killAtMs);
+        await at();
         if (stopping || !current) return;
         log(`timer: SIGKILL worker ${current.pid}`);
         current.kill('SIGKILL');
-        kills.timer++;
+        killed('timer');
       });
     } else if (plan.kind === 'pg-worker') {
       void inBackground('pg-worker kill', async () => {
-        await at(plan.killAtMs);
+        await at();
         const victim = workers[plan.victim];
         if (stopping || !victim) return;
         log(`SIGKILL worker #${plan.victim + 1} of 2 (pid ${victim.pid})`);
         victim.kill('SIGKILL');
-        kills['pg-worker']++;
+        killed('pg-worker');
       });
     } else if (plan.kind === 'dev-server') {
       void inBackground('dev-server kill', async () => {
-        await at(plan.killAtMs);
+        await at();
         if (stopping) return;
         log(`SIGKILL the dev server (pid ${server.pid}), down for ${plan.downMs} ms`);
         signalGroup(server.pid, 'SIGKILL');
+        killed('dev-server');
         await server.stop();
-        kills['dev-server']++;
         await sleep(plan.downMs);
-        server = await startChaosServer(env.cliPath, dbFile, join(dir, 'temporal.log'), port);
+        server = await startChaosServer(env.cliPath, dbFile, serverLog, port, retrying);
         log('the dev server is back');
       });
     }
 
     const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0] = plan.gapsMs;
+    // A steer or inject that reached f1's first step would be its last user message, and that step would
+    // not delegate: in subagent trials the other messages wait until that step's request is logged.
+    if (plan.subagents) await waitForLog("f1's first request", (e) => e.some((x) => x.type === 'request/sent'));
     // Another process: a steer and an inject while turn 1 runs (or starting turn 2), then a followup.
     sends.push(
       inBackground('sender process', async () => {
@@ -287,9 +232,9 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
           sessionId,
           source: 'chaos-sender',
           messages: [
-            { kind: 'steer', messageId: 's1', content: text('s1', 'Keep the reports short.'), delayMs: g0 },
-            { kind: 'inject', messageId: 'i1', content: text('i1', 'FYI: the branch is main.'), delayMs: g1 },
-            { ...followup(2), delayMs: g2 },
+            { kind: 'steer', messageId: 's1', content: tagged('s1', 'Keep the reports short.'), delayMs: g0 },
+            { kind: 'inject', messageId: 'i1', content: tagged('i1', 'FYI: the branch is main.'), delayMs: g1 },
+            { ...followup(2, false), delayMs: g2 },
           ],
         }).catch((error: Error & { acked?: AckedMessage[] }) => {
           acked.push(...(error.acked ?? []));
@@ -308,9 +253,9 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
           workflowId: sessionWorkflowId(sessionId),
         };
         await sleep(g3);
-        acked.push(await sendThroughCli(target, followup(3)));
+        acked.push(await sendThroughCli(target, followup(3, false)));
         acked.push(
-          await sendThroughCli(target, { kind: 'inject', messageId: 'i2', content: text('i2', 'FYI: CI is green.') }),
+          await sendThroughCli(target, { kind: 'inject', messageId: 'i2', content: tagged('i2', 'FYI: CI is green.') }),
         );
       }),
     );
@@ -318,8 +263,8 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
     sends.push(
       inBackground('duplicate followup', async () => {
         await sleep(g4);
-        acked.push(await sendThroughClient(sessions, sessionId, followup(4), { via: 'parent' }));
-        acked.push(await sendThroughClient(sessions, sessionId, followup(4), { via: 'parent (duplicate)' }));
+        acked.push(await sendThroughClient(sessions, sessionId, followup(4, false), { via: 'parent' }));
+        acked.push(await sendThroughClient(sessions, sessionId, followup(4, false), { via: 'parent (duplicate)' }));
       }),
     );
 
@@ -331,7 +276,7 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
     );
     log('compaction requested');
     await waitForLog('a compaction', (e) => e.some((x) => x.type === 'compact/end'));
-    acked.push(await sendThroughClient(sessions, sessionId, followup(5), { via: 'parent' }));
+    acked.push(await sendThroughClient(sessions, sessionId, followup(5, false), { via: 'parent' }));
 
     // ---- settle: every waking message claimed, the session idle with nothing to run ----
     await Promise.all(sends);
@@ -367,8 +312,9 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
 
     // ---- checks ----
     for (const hit of readLines(failpointLog)) {
-      const name = hit.split(' ')[0] as Failpoint;
+      const [name, , at] = hit.split(' ');
       kills[name === 'continue-as-new' ? 'continue-as-new' : 'failpoint']++;
+      killTimes.push(Number(at));
     }
     const check = await checkTrial({
       sessionId,
@@ -398,10 +344,17 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
       events: events.length,
       messages: new Set(acked.map((m) => m.messageId)).size,
       durationMs: Date.now() - started,
+      delegations: events.filter((e) => e.type === 'tool/start' && e.child !== undefined).length,
+      children: check.children.length,
+      childKills: killsAmongChildren(killTimes, childWindows(check.children)),
     };
     for (const problem of check.problems) log(`PROBLEM ${problem}`);
+    if (plan.subagents && result.delegations === 0) log(`no delegation: ${turnOneSketch(events)}`);
     log(
       `done in ${Math.round(result.durationMs / 1000)} s: ${result.turns} turns, ${result.runs} runs, ${result.events} events, ` +
+        (plan.subagents
+          ? `${result.children} children ${childrenRan(check.children, t0)}, ${result.childKills} kills among them, `
+          : '') +
         `kills ${JSON.stringify(Object.fromEntries(Object.entries(kills).filter(([, n]) => n > 0)))}, ` +
         `${check.problems.length === 0 ? 'clean' : `${check.problems.length} problem(s)`}`,
     );
@@ -416,21 +369,18 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
       ...workers.map((w, i) => `worker #${i + 1} (pid ${w.pid}):\n${w.output()}`),
     ].join('\n');
     log(`ERROR ${diagnosis}`);
-    return {
+    return unfinishedResult(
       plan,
-      counts: { ...ZERO_COUNTS },
-      kills,
-      hits: readLines(failpointLog).map((line) => line.split(' ')[0] as Failpoint),
-      error: diagnosis,
-      problems: [],
-      turnErrors: 0,
-      audited: false,
-      turns: events.filter((e) => e.type === 'turn/end').length,
-      runs: 0,
-      events: events.length,
-      messages: new Set(acked.map((m) => m.messageId)).size,
-      durationMs: Date.now() - started,
-    };
+      {
+        kills,
+        hits: readLines(failpointLog).map((line) => line.split(' ')[0] as Failpoint),
+        turns: events.filter((e) => e.type === 'turn/end').length,
+        events: events.length,
+        messages: new Set(acked.map((m) => m.messageId)).size,
+        durationMs: Date.now() - started,
+      },
+      diagnosis,
+    );
   } finally {
     stopping = true;
     await cleanup();
@@ -438,38 +388,20 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
   }
 }
 
-export function describePlan(plan: TrialPlan): string {
-  switch (plan.kind) {
-    case 'failpoint':
-      return `failpoint ${plan.failpoints.join(' → ')}`;
-    case 'continue-as-new':
-      return `continue-as-new +${plan.canDelayMs} ms`;
-    case 'timer':
-      return `timer @${plan.killAtMs} ms`;
-    case 'dev-server':
-      return `dev-server @${plan.killAtMs} ms, down ${plan.downMs} ms`;
-    case 'pg-worker':
-      return `pg-worker #${plan.victim + 1} @${plan.killAtMs} ms`;
-  }
-}
-
-/** A dev server keeping its state in `dbFile`, suggesting continue-as-new early (see above). */
-async function startChaosServer(cliPath: string, dbFile: string, logFile: string, port?: number): Promise<DevServer> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startDevServer({
-        cliPath,
-        dbFile,
-        logFile,
-        ...(port !== undefined ? { port } : {}),
-        dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': SUGGEST_CONTINUE_AS_NEW_AT },
-      });
-    } catch (error) {
-      // A restart on the same port: the killed server's sockets may take a moment to go.
-      if (port === undefined || attempt >= 10) throw error;
-      await sleep(500);
-    }
-  }
+/** Turn 1 as far as the model's answers go: why a subagent trial's first step did not delegate. */
+function turnOneSketch(events: readonly SessionEvent[]): string {
+  return events
+    .filter((e) => 'turn' in e && e.turn === 1)
+    .map((e) =>
+      e.type === 'assistant/message'
+        ? `answer ${e.step} ${JSON.stringify(e.content)} [${e.toolCalls.map((c) => c.name).join(',')}]`
+        : e.type === 'step/end' && e.error
+          ? `step/end ${e.error.code}`
+          : e.type === 'user/message'
+            ? `user ${e.messageId ?? '?'}`
+            : e.type,
+    )
+    .join(', ');
 }
 
 function readLines(file: string): string[] {
