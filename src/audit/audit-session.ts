@@ -20,7 +20,7 @@ import {
   type ParentLink,
   type SubagentCheck,
 } from './audit-delegations.js';
-import { delegationOf } from '../core/delegation.js';
+import { delegationOf, descendantIdPrefix } from '../core/delegation.js';
 import type { AuditProfileSource } from './audit-profile.js';
 import { deriveSentRequests } from './derive-sent-requests.js';
 import { expectedCacheReads } from './expected-cache-reads.js';
@@ -139,7 +139,8 @@ interface TreeContext {
 export async function auditSession(options: AuditOptions): Promise<AuditReport> {
   const tree: TreeContext = {
     root: options.sessionId,
-    index: await childrenByParent(options.store),
+    // Subagent ids extend their parent's, so only the logs of ids that could be in this tree are read.
+    index: await childrenByParent(options.store, (id) => id.startsWith(descendantIdPrefix(options.sessionId))),
     audited: new Set([options.sessionId]),
   };
   return auditOne(options, tree);

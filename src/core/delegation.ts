@@ -87,6 +87,14 @@ export function childSessionIdFor(parentSessionId: string, turn: number, step: n
   return `${parentSessionId.slice(0, 80)}.d${bytesToHex(sha256(utf8ToBytes(id))).slice(0, 24)}`;
 }
 
+/**
+ * What the id of every descendant of `sessionId` starts with (children, their children, ...): the id itself
+ * and `.d`, or for an id that long, its first 80 characters. Lets a reader find a tree without a full scan.
+ */
+export function descendantIdPrefix(sessionId: string): string {
+  return sessionId.length < 80 ? `${sessionId}.d` : sessionId.slice(0, 80);
+}
+
 /** The delegation a log starts with, if it is a child's. */
 export function delegationOf(events: readonly SessionEvent[]): Delegation | undefined {
   const first = events[0];

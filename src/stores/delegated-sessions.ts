@@ -28,15 +28,16 @@ export async function delegationsOf(
   return out;
 }
 
-/** Every subagent in the store, by the parent its delegation names (the whole store is read, one row a session). */
+/**
+ * Every subagent in the store, by the parent its delegation names: one first row read per session, or only
+ * per session whose id `candidate` accepts (a tree's, by `descendantIdPrefix`: ids are listed, not read).
+ */
 export async function childrenByParent(
   store: SessionStore,
+  candidate: (sessionId: string) => boolean = () => true,
 ): Promise<Map<string, { readonly sessionId: string; readonly delegation: Delegation }[]>> {
   const sessions = await store.list();
-  const delegations = await delegationsOf(
-    store,
-    sessions.map((s) => s.sessionId),
-  );
+  const delegations = await delegationsOf(store, sessions.map((s) => s.sessionId).filter(candidate));
   const out = new Map<string, { sessionId: string; delegation: Delegation }[]>();
   for (const [sessionId, delegation] of delegations) {
     const siblings = out.get(delegation.parentSessionId) ?? [];

@@ -215,7 +215,8 @@ describe('auditSession over a session tree', () => {
   it('fails a subagent that names this session but is linked from nowhere', async () => {
     const s = open();
     await writeTree(s);
-    const stray = `${PARENT}.stray`;
+    // Named as the workflow names children (the audit looks among the ids a child of this session can have).
+    const stray = `${PARENT}.d9-9-9`;
     await writeLog(s.store, stray, await childLog(stray, { parentSessionId: PARENT, callId: 'd1' }));
     const report = await auditSession({ store: s.store, sessionId: PARENT });
     expect(report.failures).toEqual([
