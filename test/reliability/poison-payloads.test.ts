@@ -2,30 +2,15 @@
 // decode (an unknown encoding, bytes that are not JSON, protobuf, a poison second argument) is refused and
 // counted, and never fails a workflow task; `interrupt` and `close` act whatever they carry. The encrypted
 // cases (an unknown key, a bad tag) are in payload-codec.test.ts.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { SessionEvent } from '../../src/core/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { temporal } from '../helpers/temporal-cli.js';
+import { turnEnds } from '../helpers/log-views.js';
 import { followupSignal, sessionWorkflowId, stateQuery } from '../../src/shared/session-messages.js';
 import type { agentSession } from '../../src/workflows/session-workflow.js';
 import { startHarness, waitForState, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 
 type Handle = WorkflowHandle<typeof agentSession>;
-
-const execFileAsync = promisify(execFile);
-
-/** Runs the `temporal` CLI against the test server; resolves with its exit code and output (never throws). */
-async function temporal(...args: string[]): Promise<{ code: number; output: string }> {
-  const full = [...args, '--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace')];
-  try {
-    const { stdout, stderr } = await execFileAsync(inject('temporalCliPath'), full, { timeout: 30_000 });
-    return { code: 0, output: `${stdout}${stderr}` };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : -1, output: `${failed.stdout}${failed.stderr}` };
-  }
-}
 
 interface Poison {
   readonly what: string;
@@ -88,9 +73,6 @@ const POISONS: readonly Poison[] = [
     reason: 'argument 2: payload encoding "weird/enc" is not json/plain',
   },
 ];
-
-const turnEnds = (events: readonly SessionEvent[]) =>
-  events.flatMap((e) => (e.type === 'turn/end' ? [`${e.turn}:${e.reason}`] : []));
 
 /** Workflow tasks that failed in the run's history (a poison payload must leave none). */
 async function failedWorkflowTasks(handle: Handle): Promise<number> {

@@ -6,12 +6,11 @@ import { usageTotal, type SessionEvent } from '../../src/core/index.js';
 import { approvalPolicyPlugin } from '../../src/plugins/basic-plugins.js';
 import { createDelegateTool } from '../../src/tools/delegate.js';
 import { echoTool } from '../helpers/test-tools.js';
+import { ofType, turnEnds } from '../helpers/log-views.js';
 import { expectProviderSawTheLog, startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { waitForLog, waitForState } from '../helpers/scenario-runtime.js';
 
-const results = (events: readonly SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/result' ? [e] : []));
-const turnEnds = (events: readonly SessionEvent[]) =>
-  events.flatMap((e) => (e.type === 'turn/end' ? [`${e.turn}:${e.reason}`] : []));
+const results = (events: readonly SessionEvent[]) => ofType(events, 'tool/result');
 const ownTokens = (events: readonly SessionEvent[]) =>
   events.reduce((sum, e) => sum + (e.type === 'assistant/message' && e.usage ? usageTotal(e.usage) : 0), 0);
 

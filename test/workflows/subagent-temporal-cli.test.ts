@@ -1,28 +1,13 @@
 // Subagents seen and driven by a client nobody here wrote: the `temporal` CLI binary lists a parent's
 // children by their search attribute, steers a child, and starts a child with a forged delegation,
 // which fails without leaving a log behind.
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { temporal } from '../helpers/temporal-cli.js';
 import { followupSignal, sessionWorkflowId } from '../../src/shared/session-messages.js';
 import { createDelegateTool } from '../../src/tools/delegate.js';
 import { echoTool } from '../helpers/test-tools.js';
 import { expectProviderSawTheLog, startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { waitForLog } from '../helpers/scenario-runtime.js';
-
-const execFileAsync = promisify(execFile);
-
-/** Runs the `temporal` CLI against the test server; resolves with its exit code and output (never throws). */
-async function temporal(...args: string[]): Promise<{ code: number; output: string }> {
-  const full = [...args, '--address', inject('temporalAddress'), '--namespace', inject('temporalNamespace')];
-  try {
-    const { stdout, stderr } = await execFileAsync(inject('temporalCliPath'), full, { timeout: 30_000 });
-    return { code: 0, output: `${stdout}${stderr}` };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : -1, output: `${failed.stdout}${failed.stderr}` };
-  }
-}
 
 describe('subagents through the temporal CLI', () => {
   let h: Harness;

@@ -13,13 +13,12 @@ import { SESSION_PARENT_ATTRIBUTE } from '../../src/shared/search-attributes.js'
 import type { SessionEvent } from '../../src/core/index.js';
 import { createDelegateTool } from '../../src/tools/delegate.js';
 import { echoTool } from '../helpers/test-tools.js';
+import { ofType, turnEnds } from '../helpers/log-views.js';
 import { expectProviderSawTheLog, startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { waitForLog } from '../helpers/scenario-runtime.js';
 
-const results = (events: readonly SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/result' ? [e] : []));
-const starts = (events: readonly SessionEvent[]) => events.flatMap((e) => (e.type === 'tool/start' ? [e] : []));
-const turnEnds = (events: readonly SessionEvent[]) =>
-  events.flatMap((e) => (e.type === 'turn/end' ? [`${e.turn}:${e.reason}`] : []));
+const results = (events: readonly SessionEvent[]) => ofType(events, 'tool/result');
+const starts = (events: readonly SessionEvent[]) => ofType(events, 'tool/start');
 
 describe('subagents: delegation to child sessions on a real Temporal server', () => {
   let h: Harness;
