@@ -89,6 +89,8 @@ export const REQUIRED_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number>>
 const DEFAULT_READY_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 5_000;
 const OUTPUT_TAIL_CHARS = 4_000;
+/** How the CLI says the port is taken (the caller then retries on another port). */
+const PORT_TAKEN = /address already in use|can't set (frontend|UI) port|port .* (is )?in use/i;
 const PORT_ATTEMPTS = 3;
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 
@@ -166,8 +168,11 @@ async function startOnce(options: StartDevServerOptions): Promise<DevServer> {
     env: { ...process.env, NO_COLOR: '1' },
   });
   let tail = '';
+  // Seen as the output arrives: a Go panic's stack trace can push the line out of the quoted tail.
+  let portTaken = false;
   const keep = (chunk: Buffer) => {
     tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
+    portTaken ||= PORT_TAKEN.test(tail);
     logStream?.write(chunk);
   };
   child.stdout?.on('data', keep);
@@ -223,9 +228,7 @@ async function startOnce(options: StartDevServerOptions): Promise<DevServer> {
         const message =
           `the Temporal dev server (${options.cliPath} ${args.join(' ')}) exited before it was ready ` +
           `(${signal ?? `exit ${code}`}); last output:\n${tail.trim()}`;
-        if (/address already in use|can't set (frontend|UI) port|port .* (is )?in use/i.test(tail)) {
-          throw new PortTakenError(message);
-        }
+        if (portTaken) throw new PortTakenError(message);
         throw new Error(message);
       }
       if (Date.now() > deadline) {
