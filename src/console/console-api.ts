@@ -1,0 +1,166 @@
+// The web console's HTTP API contract: the JSON each route answers and accepts, and the events its SSE
+// streams carry. The server (src/console/) and the browser app (console-ui/) both type against this file;
+// the OpenAPI document describes the same shapes. Types only, plus the route paths.
+import type { SessionEvent, Usage } from '../core/index.js';
+import type { SessionStateView } from '../shared/session-messages.js';
+
+/** Every route, relative to the server's origin. `:id` is a session id; `:turn`/`:step` are numbers. */
+export const CONSOLE_ROUTES = {
+  openapi: '/api/openapi.json',
+  sessions: '/api/sessions',
+  session: '/api/sessions/:id',
+  events: '/api/sessions/:id/events',
+  timeline: '/api/sessions/:id/timeline',
+  request: '/api/sessions/:id/steps/:turn/:step/request',
+  live: '/api/sessions/:id/live',
+  messages: '/api/sessions/:id/messages',
+  interrupt: '/api/sessions/:id/interrupt',
+  approve: '/api/sessions/:id/approvals/:callId',
+  compact: '/api/sessions/:id/compact',
+  fork: '/api/sessions/:id/fork',
+} as const;
+
+/** An error, as every route answers one: a stable code and a message that says what is wrong. */
+export interface ApiError {
+  readonly error: { readonly code: string; readonly message: string };
+}
+
+/** GET /api/sessions[?status=running|idle|closed|…][&limit=N] — newest first, parents with their children. */
+export interface SessionListItem {
+  readonly sessionId: string;
+  /** From Temporal when reachable (`running`, `idle`, `closed`, …), else `unknown`; `completed` etc. for ended runs. */
+  readonly status: string;
+  readonly turns: number;
+  /** Tokens of the session's own model steps plus what its subagents spent. */
+  readonly tokens: number;
+  /** cacheRead / (cacheRead + inputUncached) of its own steps; null before any input was reported. */
+  readonly cacheReadShare: number | null;
+  /** Epoch ms of the last event in its log. */
+  readonly lastActivity: number | null;
+  /** Set for a subagent: the session that delegated to it. */
+  readonly parentSessionId: string | null;
+  readonly depth: number;
+}
+export interface SessionList {
+  readonly sessions: readonly SessionListItem[];
+}
+
+/** GET /api/sessions/:id — what the log adds up to, and the workflow's state when Temporal answers. */
+export interface SessionDetail {
+  readonly sessionId: string;
+  readonly state: SessionStateView | null;
+  /** Why `state` is null (no workflow, Temporal unreachable), when it is. */
+  readonly stateUnavailable: string | null;
+  readonly head: number;
+  readonly turns: number;
+  readonly usage: Usage;
+  readonly cacheReadShare: number | null;
+  readonly parentSessionId: string | null;
+  readonly children: readonly { readonly callId: string; readonly sessionId: string; readonly ended: string }[];
+}
+
+/** GET /api/sessions/:id/events?from=SEQ — the log's events from `from` (default 0), as stored. */
+export interface SessionEvents {
+  readonly events: readonly SessionEvent[];
+  readonly head: number;
+}
+
+/** One model step in the timeline. */
+export interface TimelineStep {
+  readonly turn: number;
+  readonly step: number;
+  /** The seq range of the step's events (`step/start` .. `step/end`, or the head while it runs). */
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** The digest `request/sent` recorded; null while the request is not sent yet. */
+  readonly requestDigest: string | null;
+  readonly usage: Usage | null;
+  /** Epoch ms from `step/start` to the answer; null while it runs. */
+  readonly latencyMs: number | null;
+  readonly finishReason: string | null;
+  /** Tool calls of its answer with how each ended (`ok`, `error`, …; null while running). */
+  readonly toolCalls: readonly { readonly callId: string; readonly name: string; readonly status: string | null }[];
+  /** This step's request header differs from the one before it (a header change). */
+  readonly headerChanged: boolean;
+}
+export interface TimelineTurn {
+  readonly turn: number;
+  /** How it ended, or null while open. */
+  readonly ended: string | null;
+  readonly steps: readonly TimelineStep[];
+}
+/** GET /api/sessions/:id/timeline — turns → steps, plus the events between (inbox, approvals, compactions). */
+export interface Timeline {
+  readonly sessionId: string;
+  readonly turns: readonly TimelineTurn[];
+  readonly head: number;
+}
+
+/** How a step's request relates to the previous step's (what a provider's prefix cache sees). */
+export interface RequestDiff {
+  /** The step compared against; null for the session's first request. */
+  readonly previous: { readonly turn: number; readonly step: number } | null;
+  /** Messages the two requests share from the start. */
+  readonly commonPrefix: number;
+  /** Messages of this request after the common prefix (what was appended, or what replaced the rest). */
+  readonly appended: number;
+  /** The index of the first message that differs when the prefix broke, else null. */
+  readonly prefixBrokeAt: number | null;
+  /** Why it broke, in words (a header change, a compaction, a surface replace, …), when it did. */
+  readonly reason: string | null;
+  /** Whether tools, system prompt or the call config differ from the previous request. */
+  readonly headerChanged: boolean;
+}
+
+/** GET /api/sessions/:id/steps/:turn/:step/request — what the model saw, re-derived from the log now. */
+export interface StepRequest {
+  readonly turn: number;
+  readonly step: number;
+  /** The wire body as the provider received it (parsed JSON). */
+  readonly body: unknown;
+  /** sha256 of the re-derived wire body. */
+  readonly digest: string;
+  /** The digest `request/sent` recorded. */
+  readonly recordedDigest: string;
+  /** The two agree: the log explains exactly what was sent. */
+  readonly verified: boolean;
+  readonly diff: RequestDiff;
+}
+
+/** POST /api/sessions/:id/messages */
+export interface MessageRequest {
+  readonly kind: 'followup' | 'steer' | 'inject';
+  readonly content: string;
+  readonly source?: string;
+}
+/** POST /api/sessions/:id/approvals/:callId */
+export interface ApprovalRequest {
+  readonly decision: 'approve' | 'deny';
+  readonly reason?: string;
+}
+/** POST /api/sessions/:id/compact */
+export interface CompactRequest {
+  readonly prune?: boolean;
+}
+/** POST /api/sessions/:id/fork — the new session's log is the first `atSeq` events. */
+export interface ForkRequest {
+  readonly atSeq: number;
+  readonly as?: string;
+}
+export interface ForkResponse {
+  readonly sessionId: string;
+}
+/** Every action that succeeds answers this (202: the workflow took it; what follows shows in the log). */
+export interface Accepted {
+  readonly accepted: true;
+}
+
+/**
+ * GET /api/sessions/:id/live — server-sent events. Each SSE `event:` name is a `type` below and its
+ * `data:` the JSON object. `event` and `text` come from the session follower (log + delta channel).
+ */
+export type LiveMessage =
+  | { readonly type: 'event'; readonly event: SessionEvent }
+  | { readonly type: 'text'; readonly turn: number; readonly step: number; readonly text: string }
+  | { readonly type: 'retry'; readonly turn: number; readonly step: number; readonly attempt: number }
+  | { readonly type: 'status'; readonly state: SessionStateView | null };
