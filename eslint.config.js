@@ -39,7 +39,7 @@ const SANDBOX_FORBIDDEN = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bin/**', 'eslint.config.js', '.tmp/**'] },
+  { ignores: ['**/dist/**', 'node_modules/**', 'coverage/**', 'bin/**', 'eslint.config.js', '.tmp/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

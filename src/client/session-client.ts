@@ -22,8 +22,7 @@ import {
   type SendUpdatePayload,
   type SessionStateView,
 } from '../shared/session-messages.js';
-import type { SessionLimits, SessionWorkflowInput } from '../shared/session-workflow-input.js';
-import type { agentSession } from '../workflows/session-workflow.js';
+import type { SessionLimits, SessionWorkflow, SessionWorkflowInput } from '../shared/session-workflow-input.js';
 
 /** gRPC status codes (fixed by the gRPC spec). */
 const GRPC_DEADLINE_EXCEEDED = 4;
@@ -51,7 +50,7 @@ export interface MessageOptions {
   readonly limits?: Partial<SessionLimits>;
 }
 
-type SessionHandle = WorkflowHandle<typeof agentSession>;
+type SessionHandle = WorkflowHandle<SessionWorkflow>;
 
 export class SessionClient {
   constructor(
@@ -60,13 +59,13 @@ export class SessionClient {
   ) {}
 
   handle(sessionId: string): SessionHandle {
-    return this.client.workflow.getHandle<typeof agentSession>(sessionWorkflowId(sessionId));
+    return this.client.workflow.getHandle<SessionWorkflow>(sessionWorkflowId(sessionId));
   }
 
   /** Starts the session's workflow, or attaches to the running one. */
   async open(sessionId: string, limits?: Partial<SessionLimits>): Promise<SessionHandle> {
     return this.#call(sessionId, () =>
-      this.client.workflow.start<typeof agentSession>('agentSession', {
+      this.client.workflow.start<SessionWorkflow>('agentSession', {
         workflowId: sessionWorkflowId(sessionId),
         taskQueue: this.options.taskQueue,
         args: [this.#input(sessionId, limits)],
@@ -98,7 +97,7 @@ export class SessionClient {
     return this.#call(sessionId, () =>
       this.client.workflow.executeUpdateWithStart(sendUpdate, {
         args: [payload],
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof agentSession>('agentSession', {
+        startWorkflowOperation: new WithStartWorkflowOperation<SessionWorkflow>('agentSession', {
           workflowId: sessionWorkflowId(sessionId),
           taskQueue: this.options.taskQueue,
           args: [this.#input(sessionId, options.limits)],
@@ -142,7 +141,7 @@ export class SessionClient {
       return;
     }
     await this.#call(sessionId, () =>
-      this.client.workflow.signalWithStart<typeof agentSession, [unknown]>('agentSession', {
+      this.client.workflow.signalWithStart<SessionWorkflow, [unknown]>('agentSession', {
         workflowId: sessionWorkflowId(sessionId),
         taskQueue: this.options.taskQueue,
         args: [this.#input(sessionId, options.limits)],

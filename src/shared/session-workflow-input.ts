@@ -77,3 +77,9 @@ export interface SessionWorkflowResult {
   readonly turns: number;
   readonly closedBy: string;
 }
+
+/**
+ * The session workflow's signature, for typed client handles: clients name it instead of importing the
+ * workflow function, so the client package compiles without the workflow code and what it imports.
+ */
+export type SessionWorkflow = (input: SessionWorkflowInput) => Promise<SessionWorkflowResult>;

@@ -1,0 +1,38 @@
+// The entry of the `@durable-harness/client` package (packages/client): what a service needs to steer
+// sessions, and nothing that pulls the worker's native dependencies (no stores, no streaming, no worker).
+// test/client-package/ fails if its compiled files import anything outside the package's dependencies.
+export {
+  SessionClient,
+  SessionClientErrorCode,
+  type MessageOptions,
+  type SessionClientOptions,
+} from './session-client.js';
+export {
+  approveUpdate,
+  ApprovePayload,
+  closeSignal,
+  CloseSignalPayload,
+  followupSignal,
+  injectSignal,
+  interruptSignal,
+  InterruptSignalPayload,
+  MAX_MESSAGE_CHARS,
+  MessageSignalPayload,
+  SendUpdatePayload,
+  sendUpdate,
+  SessionId,
+  sessionWorkflowId,
+  stateQuery,
+  steerSignal,
+  type SendReceipt,
+  type SessionStateView,
+  type SessionStatus,
+} from '../shared/session-messages.js';
+export {
+  DEFAULT_LIMITS,
+  type SessionLimits,
+  type SessionWorkflow,
+  type SessionWorkflowInput,
+  type SessionWorkflowResult,
+} from '../shared/session-workflow-input.js';
+export { DhError, InboxTarget, SessionEvent, TurnEndReason, UserContent } from '../core/index.js';
