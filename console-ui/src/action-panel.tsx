@@ -1,0 +1,112 @@
+// What an operator can do to a session: send a followup / steer / inject, interrupt, approve or deny the
+// waiting tool call, compact, fork at a seq. Each error is shown exactly as the API returned it.
+import { useState } from 'preact/hooks';
+import type {
+  Accepted,
+  ApprovalRequest,
+  ForkResponse,
+  MessageRequest,
+  SessionDetail,
+} from '../../src/console/console-api.js';
+import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
+import { apiPost, describeError, routePath } from './api-client.js';
+
+export function ActionPanel(props: { detail: SessionDetail; onDone: () => void; onForked: (id: string) => void }) {
+  const id = props.detail.sessionId;
+  const [kind, setKind] = useState<MessageRequest['kind']>('followup');
+  const [content, setContent] = useState('');
+  const [forkAt, setForkAt] = useState('');
+  const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
+  const pending = props.detail.state?.pendingApproval ?? null;
+
+  const act = (what: string, run: () => Promise<unknown>, after?: (value: unknown) => void): void => {
+    setResult(null);
+    run().then(
+      (value) => {
+        setResult({ ok: true, text: `${what}: accepted` });
+        after?.(value);
+        props.onDone();
+      },
+      (e: unknown) => setResult({ ok: false, text: describeError(e) }),
+    );
+  };
+  const post = <T,>(route: string, body: unknown, extra: Record<string, string> = {}) =>
+    apiPost<T>(routePath(route, { id, ...extra }), body);
+
+  return (
+    <section aria-label="Actions" class="actions">
+      <h3>Act</h3>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          const body: MessageRequest = { kind, content };
+          act(
+            kind,
+            () => post<Accepted>(CONSOLE_ROUTES.messages, body),
+            () => setContent(''),
+          );
+        }}
+      >
+        <label>
+          Kind{' '}
+          <select value={kind} onChange={(e) => setKind(e.currentTarget.value as MessageRequest['kind'])}>
+            <option value="followup">followup</option>
+            <option value="steer">steer</option>
+            <option value="inject">inject</option>
+          </select>
+        </label>{' '}
+        <label>
+          Message <textarea rows={2} value={content} onInput={(e) => setContent(e.currentTarget.value)} />
+        </label>{' '}
+        <button type="submit">Send</button>
+      </form>
+      <p>
+        <button type="button" onClick={() => act('interrupt', () => post<Accepted>(CONSOLE_ROUTES.interrupt, {}))}>
+          Interrupt
+        </button>{' '}
+        <button type="button" onClick={() => act('compact', () => post<Accepted>(CONSOLE_ROUTES.compact, {}))}>
+          Compact
+        </button>
+      </p>
+      {pending !== null && (
+        <div role="group" aria-label="Pending approval" class="approval">
+          <p>
+            Waiting for approval: <strong>{pending.name}</strong> ({pending.callId}) — {pending.reason}
+          </p>
+          {(['approve', 'deny'] as const).map((decision) => (
+            <button
+              key={decision}
+              type="button"
+              onClick={() => {
+                const body: ApprovalRequest = { decision };
+                act(decision, () => post<Accepted>(CONSOLE_ROUTES.approve, body, { callId: pending.callId }));
+              }}
+            >
+              {decision === 'approve' ? 'Approve' : 'Deny'}
+            </button>
+          ))}
+        </div>
+      )}
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          act(
+            'fork',
+            () => post<ForkResponse>(CONSOLE_ROUTES.fork, { atSeq: Number(forkAt) }),
+            (v) => props.onForked((v as ForkResponse).sessionId),
+          );
+        }}
+      >
+        <label>
+          Fork at seq <input type="number" min={0} value={forkAt} onInput={(e) => setForkAt(e.currentTarget.value)} />
+        </label>{' '}
+        <button type="submit">Fork</button>
+      </form>
+      {result !== null && (
+        <p role={result.ok ? 'status' : 'alert'} class={result.ok ? 'ok' : 'bad'}>
+          {result.text}
+        </p>
+      )}
+    </section>
+  );
+}

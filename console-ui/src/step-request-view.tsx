@@ -1,0 +1,75 @@
+// "What the model saw" for one step: the request re-derived from the log, whether its digest matches what
+// was recorded as sent, and how it relates to the previous step's request (what a prefix cache sees).
+import type { StepRequest } from '../../src/console/console-api.js';
+import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
+import { apiGet, routePath } from './api-client.js';
+import { usePolling } from './use-polling.js';
+
+export function StepRequestView(props: { sessionId: string; turn: number; step: number; onClose: () => void }) {
+  const path = routePath(CONSOLE_ROUTES.request, { id: props.sessionId, turn: props.turn, step: props.step });
+  // A sent request never changes: load once (the long interval only matters if the first load failed).
+  const request = usePolling(() => apiGet<StepRequest>(path), 60_000, path);
+  const r = request.value;
+  return (
+    <section class="step-request" role="region" aria-label={`Request of turn ${props.turn} step ${props.step}`}>
+      <h3>
+        What the model saw — turn {props.turn}, step {props.step}{' '}
+        <button type="button" onClick={props.onClose}>
+          Close request
+        </button>
+      </h3>
+      {request.error !== null && <p role="alert">{request.error}</p>}
+      {r === null && request.error === null && <p>Loading…</p>}
+      {r !== null && (
+        <>
+          <p class={r.verified ? 'ok' : 'bad'}>
+            Digest {r.verified ? 'verified' : 'NOT verified'}: re-derived <code>{r.digest.slice(0, 16)}</code>, recorded{' '}
+            <code>{r.recordedDigest.slice(0, 16)}</code>
+          </p>
+          <div role="group" aria-label="Diff against the previous request">
+            <h4>Diff against the previous request</h4>
+            {r.diff.previous === null ? (
+              <p>First request of the session: nothing to compare.</p>
+            ) : (
+              <ul>
+                <li>
+                  Compared with turn {r.diff.previous.turn}, step {r.diff.previous.step}
+                </li>
+                <li>Common prefix: {r.diff.commonPrefix} messages</li>
+                <li>Appended: {r.diff.appended} messages</li>
+                <li>
+                  {r.diff.prefixBrokeAt === null
+                    ? 'Prefix intact'
+                    : `Prefix broke at message ${r.diff.prefixBrokeAt}: ${r.diff.reason ?? 'no reason recorded'}`}
+                </li>
+                <li>Header {r.diff.headerChanged ? 'changed' : 'unchanged'}</li>
+              </ul>
+            )}
+          </div>
+          <RequestMessages body={r.body} commonPrefix={r.diff.previous === null ? 0 : r.diff.commonPrefix} />
+          <details>
+            <summary>Wire body (JSON)</summary>
+            <pre>{JSON.stringify(r.body, null, 2)}</pre>
+          </details>
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The request's messages, the ones after the common prefix marked as new. */
+function RequestMessages(props: { body: unknown; commonPrefix: number }) {
+  const messages = (props.body as { messages?: unknown } | null)?.messages;
+  if (!Array.isArray(messages)) return null;
+  return (
+    <ol class="messages" start={0} aria-label="Request messages">
+      {messages.map((m: { role?: unknown; content?: unknown }, i) => (
+        <li key={i} class={i >= props.commonPrefix ? 'appended' : 'shared'}>
+          <strong>{String(m.role)}</strong>
+          {i >= props.commonPrefix ? ' (new)' : ''}:{' '}
+          <span>{typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? m)}</span>
+        </li>
+      ))}
+    </ol>
+  );
+}
