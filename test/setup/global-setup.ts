@@ -1,5 +1,5 @@
 // Starts the real services the suite needs, once per run, and hands their addresses to the tests:
-// bubblewrap, PostgreSQL, a Temporal dev server (CLI built on first use), the prebuilt session-workflow
+// bubblewrap, chromium, PostgreSQL, a Temporal dev server (CLI built on first use), the prebuilt session-workflow
 // bundle and the local model server's install (llama-cpp-python, compiled on first use).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
       // bubblewrap for the shell tool's sandbox: see test/setup/bubblewrap.ts (installed here when missing).
       const { ensureBubblewrap } = await import('./bubblewrap.js');
       await ensureBubblewrap();
+    })(),
+    (async () => {
+      // chromium for the web console's browser tests: see test/setup/chromium.ts (installed here when missing).
+      const { ensureChromium } = await import('./chromium.js');
+      await ensureChromium();
     })(),
     (async () => {
       // PostgreSQL: see test/setup/postgres.ts (installed and started here when none is configured).
