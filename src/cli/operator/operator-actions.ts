@@ -5,7 +5,7 @@ import { WorkflowNotFoundError } from '@temporalio/client';
 import { auditSession } from '../../audit/audit-session.js';
 import { deriveSentRequest, deriveSentRequests, sentEvents } from '../../audit/derive-sent-requests.js';
 import type { WorkerConfig } from '../../config/worker-config.js';
-import { DhError, forkEvents, Session } from '../../core/index.js';
+import { DhError, Session } from '../../core/index.js';
 import { workerProfile } from '../../config/worker-profile.js';
 import type { ProviderProfile } from '../../providers/provider-profiles.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
@@ -15,6 +15,7 @@ import type { SessionStore } from '../../stores/session-store.js';
 import { openCliContext, openStoreOnly } from '../cli-context.js';
 import { ExitCode, messageOf, writeErr, writeOut, type StepRef } from './cli-io.js';
 import { connectIfReachable } from './optional-temporal.js';
+import { forkSession } from './fork-session.js';
 import { renderAuditReport } from './render-audit.js';
 import { eventLine } from './render-event.js';
 import { renderWireBody, requestHeading } from './render-request.js';
@@ -227,14 +228,10 @@ function sharedMessages(previousBody: string, body: string): number {
 export async function forkCommand(sessionId: string, options: { at: number; as?: string }): Promise<void> {
   const ctx = await openCliContext();
   try {
-    const parent = new Session(sessionId, await ctx.store.read(sessionId));
-    const forkId = options.as ?? `${sessionId.slice(0, 100)}-fork-${randomSuffix()}`;
-    const events = forkEvents(parent, { sessionId: forkId, atSeq: options.at, at: Date.now() });
-    // The fork's first link binds the parent's chain where the seed ends.
-    const chainAnchor = await forkAnchor(ctx.store, sessionId, options.at);
-    await createSessionFromLog(ctx.store, forkId, events, chainAnchor !== undefined ? { chainAnchor } : {});
-    // The fork's first run opens its log (nothing to repair) and waits; its next step logs a `resume` header.
-    await ctx.sessions.open(forkId);
+    const forkId = await forkSession(ctx.store, ctx.sessions, sessionId, {
+      atSeq: options.at,
+      ...(options.as !== undefined ? { as: options.as } : {}),
+    });
     await writeOut(`${forkId}\n`);
     writeErr(
       `dh: forked ${sessionId} at seq ${options.at} (seqs 0..${options.at - 1} copied) as ${forkId}; ` +
@@ -243,10 +240,6 @@ export async function forkCommand(sessionId: string, options: { at: number; as?:
   } finally {
     await ctx.close();
   }
-}
-
-function randomSuffix(): string {
-  return Math.random().toString(16).slice(2, 8).padEnd(6, '0');
 }
 
 // ---- dh resume ----
