@@ -103,7 +103,7 @@ export function ActionPanel(props: { detail: SessionDetail; onDone: () => void; 
         <button type="submit">Fork</button>
       </form>
       {result !== null && (
-        <p role={result.ok ? 'status' : 'alert'} class={result.ok ? 'ok' : 'bad'}>
+        <p role={result.ok ? 'status' : 'alert'} aria-label="Action result" class={result.ok ? 'ok' : 'bad'}>
           {result.text}
         </p>
       )}

@@ -11,18 +11,21 @@ export function App() {
     <main>
       <header class="top">
         <h1>durable-harness console</h1>
-        <label>
-          Bearer token{' '}
-          <input
-            type="password"
-            autoComplete="off"
-            value={token}
-            onInput={(e) => {
-              setToken(e.currentTarget.value);
-              saveToken(e.currentTarget.value);
-            }}
-          />
-        </label>
+        {/* A form, so the password field is where browsers expect it; submitting does nothing. */}
+        <form onSubmit={(e) => e.preventDefault()}>
+          <label>
+            Bearer token{' '}
+            <input
+              type="password"
+              autoComplete="off"
+              value={token}
+              onInput={(e) => {
+                setToken(e.currentTarget.value);
+                saveToken(e.currentTarget.value);
+              }}
+            />
+          </label>
+        </form>
       </header>
       <div class="layout">
         <SessionListView selected={selected} onSelect={setSelected} />

@@ -1,0 +1,24 @@
+// Debian's chromium driven by playwright-core (which never downloads a browser), headless; screenshots go
+// to test-artifacts/console-ui/ (gitignored) so a failed run can be looked at.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM_PATH } from '../setup/chromium.js';
+
+export const ARTIFACTS_DIR = join(import.meta.dirname, '..', '..', 'test-artifacts', 'console-ui');
+
+export async function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    // As root (containers, CI) chromium refuses to start with its sandbox.
+    args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+  });
+}
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS_DIR, { recursive: true });
+  const path = join(ARTIFACTS_DIR, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

@@ -1,0 +1,130 @@
+// The web console in a real browser: Debian's chromium on the built app (dist/console-ui), the real console
+// server, a real Temporal dev server, worker and scripted provider. Opens a session and its steps, a step's
+// request and diff, steers a running turn, approves a waiting tool call, and shows an API error as sent.
+import { appendFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { followupSignal } from '../../src/shared/session-messages.js';
+import { approvalPolicyPlugin } from '../../src/plugins/basic-plugins.js';
+import { echoTool, sleepTool } from '../helpers/test-tools.js';
+import { startHarness, waitForState, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
+import { launchChromium, screenshot } from './console-browser.js';
+import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
+
+const STEER = 'Use YAML, not JSON.';
+
+describe('web console in chromium', () => {
+  let h: Harness;
+  let ui: ConsoleUnderTest;
+  let browser: Browser;
+  let page: Page;
+  const browserLog = join(mkdtempSync(join(tmpdir(), 'dh-console-ui-')), 'browser.log');
+
+  beforeAll(async () => {
+    h = await startHarness({
+      script: {
+        mode: 'match',
+        replies: [
+          // A step long enough (the tool sleeps) to steer while it runs; the steer is the next step's last user text.
+          {
+            match: { lastUserContains: 'slow task' },
+            toolCalls: [{ id: 's1', name: 'sleep', arguments: { ms: 4000 } }],
+          },
+          { match: { lastUserContains: 'YAML' }, text: 'Switching to YAML.' },
+          {
+            match: { lastUserContains: 'needs a yes' },
+            toolCalls: [{ id: 'g1', name: 'shout', arguments: { text: 'hey' } }],
+          },
+          { match: { lastUserContains: 'needs a yes' }, text: 'shouted' },
+        ],
+      },
+      tools: [
+        sleepTool(join(tmpdir(), `dh-console-ui-sleep-${process.pid}.log`)),
+        { ...echoTool, schema: { ...echoTool.schema, name: 'shout' } },
+      ],
+      plugins: [approvalPolicyPlugin({ ask: ['shout'] })],
+    });
+    ui = await startConsoleUnderTest(h);
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    // Page errors and console output, kept for a failed run.
+    page.on('console', (m) => appendFileSync(browserLog, `${m.type()}: ${m.text()}\n`));
+    page.on('pageerror', (e) => appendFileSync(browserLog, `pageerror: ${e.message}\n`));
+    await page.goto(ui.url);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await ui?.stop();
+    await h?.stop();
+  });
+
+  it('lists a session, shows its steps, and a steer sent mid-turn enters the next step', async () => {
+    const handle = await h.start('ui-steer');
+    await handle.signal(followupSignal, { content: 'slow task' });
+    await waitForState(handle, (s) => s.status === 'running' && s.step === 1);
+
+    await page.getByRole('button', { name: 'ui-steer', exact: true }).click();
+    const session = page.getByRole('region', { name: 'Session ui-steer' });
+    await session.getByRole('article', { name: 'Turn 1 step 1' }).waitFor();
+
+    // The tool sleeps now: steer through the form.
+    await session.getByLabel('Kind').selectOption('steer');
+    await session.getByLabel('Message').fill(STEER);
+    await session.getByRole('button', { name: 'Send' }).click();
+    await expect
+      .poll(() => session.getByRole('status', { name: 'Action result' }).textContent())
+      .toBe('steer: accepted');
+
+    const step2 = session.getByRole('article', { name: 'Turn 1 step 2' });
+    await step2.getByText(STEER).waitFor({ timeout: 20_000 });
+    await waitForTurnEnd(h.store, 'ui-steer', 1);
+    await step2.getByText('Switching to YAML.').waitFor({ timeout: 10_000 });
+    await screenshot(page, 'console-timeline');
+
+    // What the model saw at step 2: verified, and step 1's request plus what was appended.
+    await step2.getByRole('button', { name: 'Request of turn 1 step 2' }).click();
+    const request = session.getByRole('region', { name: 'Request of turn 1 step 2' });
+    await request.getByText('Digest verified').waitFor();
+    const diff = request.getByRole('group', { name: 'Diff against the previous request' });
+    await diff.getByText('Compared with turn 1, step 1').waitFor();
+    await expect.poll(() => diff.textContent()).toMatch(/Prefix intact/);
+    await expect.poll(() => request.getByRole('list', { name: 'Request messages' }).textContent()).toContain(STEER);
+    await screenshot(page, 'console-step');
+  });
+
+  it('approves a waiting tool call from the page', async () => {
+    const handle = await h.start('ui-approve');
+    await handle.signal(followupSignal, { content: 'needs a yes' });
+    await waitForState(handle, (s) => s.pendingApproval !== null);
+
+    await page.getByRole('button', { name: 'ui-approve', exact: true }).click();
+    const session = page.getByRole('region', { name: 'Session ui-approve' });
+    const approval = session.getByRole('group', { name: 'Pending approval' });
+    await approval.getByText('shout').first().waitFor();
+    await approval.getByRole('button', { name: 'Approve' }).click();
+
+    const events = await waitForTurnEnd(h.store, 'ui-approve', 1);
+    const decision = events.find((e) => e.type === 'approval/decision');
+    expect(decision).toMatchObject({ callId: 'g1', decision: 'approve' });
+    await session.getByText('shouted').waitFor({ timeout: 10_000 });
+    await expect.poll(() => approval.count()).toBe(0);
+  });
+
+  it('shows an API error exactly as the server returned it', async () => {
+    const session = page.getByRole('region', { name: 'Session ui-approve' });
+    await session.getByLabel('Kind').selectOption('followup');
+    await session.getByLabel('Message').fill('');
+    await session.getByRole('button', { name: 'Send' }).click();
+    const alert = session.getByRole('alert', { name: 'Action result' });
+    await alert.waitFor();
+    const response = await fetch(new URL('/api/sessions/ui-approve/messages', ui.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'followup', content: '' }),
+    });
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(await alert.textContent()).toBe(`${body.error.code}: ${body.error.message}`);
+  });
+});
