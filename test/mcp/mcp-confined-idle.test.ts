@@ -39,11 +39,16 @@ describe('a confined MCP server', () => {
           await connection.listTools();
           return connection.pid as number;
         });
-      const [pidA, pidB] = [await pidOf(a), await pidOf(b)];
+      // While a call holds workspace a's process, another call there reuses it and workspace b gets its own.
+      // (Checked inside the held call: "soon after" would race the 300 ms idle stop on a loaded machine,
+      // where starting b's server alone can take longer than that.)
+      const [pidA, reused, pidB] = await slot.with(a, async (connection) => {
+        await connection.listTools();
+        return [connection.pid as number, await pidOf(a), await pidOf(b)];
+      });
       expect(pidA).toBeGreaterThan(0);
+      expect(reused).toBe(pidA);
       expect(pidB).not.toBe(pidA);
-      // A second call soon after reuses the workspace's process.
-      expect(await pidOf(a)).toBe(pidA);
       const deadline = Date.now() + 30_000;
       while ((alive(pidA) || alive(pidB)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       expect([alive(pidA), alive(pidB)]).toEqual([false, false]);
