@@ -5,6 +5,7 @@ import { registerMcpCommand } from './commands/mcp-command.js';
 import { registerOperatorCommands } from './commands/operator-commands.js';
 import { registerScriptedProviderCommand } from './commands/scripted-provider.js';
 import { registerSessionCommands } from './commands/session-commands.js';
+import { registerUiCommand } from './commands/ui-command.js';
 
 export function buildProgram(): Command {
   const program = new Command('dh')
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
   registerScriptedProviderCommand(program);
   registerCodecServerCommand(program);
   registerMcpCommand(program);
+  registerUiCommand(program);
   return program;
 }
 

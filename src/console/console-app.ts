@@ -1,0 +1,221 @@
+// The web console's HTTP API as a Hono app: every route of CONSOLE_ROUTES over a session store, the
+// delta channel and (when Temporal answers) a SessionClient, behind the console guard; the browser app's
+// files for everything outside /api.
+import { Hono, type Context } from 'hono';
+import type { z } from 'zod';
+import type { DeriveOptions } from '../audit/derive-sent-requests.js';
+import type { SessionClient } from '../client/session-client.js';
+import { sessionOverview } from '../cli/operator/session-overview.js';
+import { forkSession } from '../cli/operator/fork-session.js';
+import { DhError } from '../core/index.js';
+import { approveUpdate, compactUpdate, payloadProblem, type SessionStateView } from '../shared/session-messages.js';
+import type { DeltaChannel } from '../streaming/delta-channel.js';
+import type { SessionStore } from '../stores/session-store.js';
+import { ApprovalBody, CompactBody, ForkBody, InterruptBody, MessageBody } from './console-bodies.js';
+import {
+  CONSOLE_ROUTES,
+  type Accepted,
+  type ForkResponse,
+  type SessionDetail,
+  type SessionEvents,
+} from './console-api.js';
+import { apiError, ConsoleErrorCode, toApiError } from './console-errors.js';
+import { consoleGuard } from './console-security.js';
+import { liveStream } from './live-stream.js';
+import { openApiDocument } from './openapi-document.js';
+import { listSessions } from './session-list.js';
+import { sessionTimeline } from './session-timeline.js';
+import { staticFile } from './static-files.js';
+import { stepRequest } from './step-request.js';
+
+export interface ConsoleDeps {
+  readonly store: SessionStore;
+  readonly channel: DeltaChannel;
+  /** Null when Temporal is not reachable: reads still work, actions answer TEMPORAL_UNREACHABLE. */
+  readonly sessions: SessionClient | null;
+  /** How step requests are re-derived (the worker's provider profile, attachments). */
+  readonly derive?: DeriveOptions;
+  /** The browser app's build (default: CONSOLE_UI_DIR). */
+  readonly uiDir: string;
+  /** Live stream timing (tests shorten it). */
+  readonly live?: { readonly pollMs?: number; readonly statusEveryMs?: number; readonly heartbeatMs?: number };
+}
+
+export interface ConsoleAppOptions extends ConsoleDeps {
+  readonly host: string;
+  readonly port: () => number;
+  readonly token: string | null;
+}
+
+const MAX_LIST_LIMIT = 1_000;
+
+export function createConsoleApp(options: ConsoleAppOptions): Hono {
+  const { store, sessions } = options;
+  const app = new Hono();
+  app.use('*', consoleGuard({ host: options.host, port: options.port, token: options.token }));
+  app.use('/api/*', async (c, next) => {
+    await next();
+    c.header('cache-control', 'no-store');
+    c.header('x-content-type-options', 'nosniff');
+  });
+  app.onError((error, c) => {
+    const { status, body } = toApiError(error, c.req.param('id'));
+    return c.json(body, status as 400);
+  });
+
+  app.get(CONSOLE_ROUTES.openapi, (c) => c.json(openApiDocument()));
+
+  app.get(CONSOLE_ROUTES.sessions, async (c) => {
+    const limit = intParam(c.req.query('limit'), 'limit', 100, 1, MAX_LIST_LIMIT);
+    const status = c.req.query('status');
+    return c.json(
+      await listSessions(store, sessions?.client ?? null, { limit, ...(status !== undefined ? { status } : {}) }),
+    );
+  });
+
+  app.get(CONSOLE_ROUTES.session, async (c) => {
+    const id = c.req.param('id');
+    const events = await store.read(id);
+    const overview = sessionOverview(id, events);
+    let state: SessionStateView | null = null;
+    let stateUnavailable: string | null = null;
+    if (sessions === null) stateUnavailable = 'Temporal is not reachable';
+    else {
+      try {
+        state = await sessions.state(id);
+      } catch (error) {
+        stateUnavailable = toApiError(error, id).body.error.message;
+      }
+    }
+    const { total: _total, ...usage } = overview.usage;
+    const detail: SessionDetail = {
+      sessionId: id,
+      state,
+      stateUnavailable,
+      head: events.length === 0 ? 0 : (events[events.length - 1]?.seq ?? -1) + 1,
+      turns: overview.turns,
+      usage,
+      cacheReadShare: overview.cacheReadShare,
+      parentSessionId: overview.delegation?.parentSessionId ?? overview.parent?.sessionId ?? null,
+      children: overview.subagents.map((s) => ({ callId: s.callId, sessionId: s.sessionId, ended: s.ended })),
+    };
+    return c.json(detail);
+  });
+
+  app.get(CONSOLE_ROUTES.events, async (c) => {
+    const id = c.req.param('id');
+    const from = intParam(c.req.query('from'), 'from', 0, 0, Number.MAX_SAFE_INTEGER);
+    const head = await store.head(id);
+    const body: SessionEvents = { events: await store.read(id, from), head };
+    return c.json(body);
+  });
+
+  app.get(CONSOLE_ROUTES.timeline, async (c) => {
+    const id = c.req.param('id');
+    return c.json(sessionTimeline(id, await store.read(id)));
+  });
+
+  app.get(CONSOLE_ROUTES.request, async (c) => {
+    const id = c.req.param('id');
+    const turn = intParam(c.req.param('turn'), 'turn', 0, 1, Number.MAX_SAFE_INTEGER);
+    const step = intParam(c.req.param('step'), 'step', 0, 1, Number.MAX_SAFE_INTEGER);
+    return c.json(await stepRequest(id, await store.read(id), turn, step, options.derive ?? {}));
+  });
+
+  app.get(CONSOLE_ROUTES.live, async (c) => {
+    const id = c.req.param('id');
+    const from = intParam(c.req.query('from'), 'from', 0, 0, Number.MAX_SAFE_INTEGER);
+    await store.head(id); // an unknown session is a 404 before the stream starts
+    return liveStream(c, id, from, { store, channel: options.channel, sessions, ...options.live });
+  });
+
+  app.post(CONSOLE_ROUTES.messages, async (c) => {
+    const id = c.req.param('id');
+    const body = await bodyOf(c, MessageBody);
+    const client = reachable(sessions);
+    const source = body.source !== undefined ? { source: body.source } : {};
+    if (body.kind === 'followup') await client.followup(id, body.content, source);
+    else if (body.kind === 'steer') await client.steer(id, body.content, source);
+    else await client.inject(id, body.content, source);
+    return accepted(c);
+  });
+
+  app.post(CONSOLE_ROUTES.interrupt, async (c) => {
+    const body = await bodyOf(c, InterruptBody);
+    await reachable(sessions).interrupt(c.req.param('id'), body.reason);
+    return accepted(c);
+  });
+
+  app.post(CONSOLE_ROUTES.approve, async (c) => {
+    const id = c.req.param('id');
+    const callId = c.req.param('callId');
+    const body = await bodyOf(c, ApprovalBody);
+    await reachable(sessions)
+      .handle(id)
+      .executeUpdate(approveUpdate, {
+        args: [
+          {
+            callId,
+            decision: body.decision,
+            by: 'console',
+            ...(body.reason !== undefined ? { reason: body.reason } : {}),
+          },
+        ],
+      });
+    return accepted(c);
+  });
+
+  app.post(CONSOLE_ROUTES.compact, async (c) => {
+    const body = await bodyOf(c, CompactBody);
+    await reachable(sessions)
+      .handle(c.req.param('id'))
+      .executeUpdate(compactUpdate, { args: [body.prune === true ? { prune: true } : {}] });
+    return accepted(c);
+  });
+
+  app.post(CONSOLE_ROUTES.fork, async (c) => {
+    const id = c.req.param('id');
+    const body = await bodyOf(c, ForkBody);
+    const forkId = await forkSession(store, reachable(sessions), id, {
+      atSeq: body.atSeq,
+      ...(body.as !== undefined ? { as: body.as } : {}),
+    });
+    const created: ForkResponse = { sessionId: forkId };
+    return c.json(created, 201);
+  });
+
+  app.all('/api/*', (c) => c.json(apiError(ConsoleErrorCode.NotFound, `no route ${c.req.method} ${c.req.path}`), 404));
+  app.get('*', (c) => staticFile(options.uiDir, c.req.path));
+  return app;
+}
+
+function accepted(c: Context): Response {
+  const body: Accepted = { accepted: true };
+  return c.json(body, 202);
+}
+
+function reachable(sessions: SessionClient | null): SessionClient {
+  if (sessions === null) throw new DhError('TEMPORAL_UNREACHABLE', 'Temporal is not reachable: actions need it');
+  return sessions;
+}
+
+async function bodyOf<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
+  let raw: unknown;
+  try {
+    raw = await c.req.json();
+  } catch {
+    throw new DhError(ConsoleErrorCode.BadRequest, 'the request body is not JSON');
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new DhError(ConsoleErrorCode.BadRequest, `invalid body: ${payloadProblem(parsed.error)}`);
+  return parsed.data;
+}
+
+function intParam(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new DhError(ConsoleErrorCode.BadRequest, `${name} must be an integer from ${min} to ${max}`);
+  }
+  return n;
+}

@@ -1,0 +1,169 @@
+// GET /api/openapi.json: an OpenAPI 3.1 document of every console route. Request bodies and the session
+// workflow's message payloads are generated from their zod schemas the way `npm run schemas` generates
+// schemas/*.json (test/console/console-openapi.test.ts keeps the two equal).
+import { z } from 'zod';
+import {
+  ApprovePayload,
+  CloseSignalPayload,
+  InterruptSignalPayload,
+  MessageSignalPayload,
+  SendUpdatePayload,
+} from '../shared/session-messages.js';
+import { ApprovalBody, CompactBody, ForkBody, InterruptBody, MessageBody } from './console-bodies.js';
+import { CONSOLE_ROUTES } from './console-api.js';
+
+type Schema = Record<string, unknown>;
+
+/** The workflow's message payloads by the name of their schemas/*.json file (without `.json`). */
+export const MESSAGE_PAYLOAD_SCHEMAS: Readonly<Record<string, z.ZodType>> = {
+  'followup.signal': MessageSignalPayload,
+  'steer.signal': MessageSignalPayload,
+  'inject.signal': MessageSignalPayload,
+  'interrupt.signal': InterruptSignalPayload,
+  'close.signal': CloseSignalPayload,
+  'send.update': SendUpdatePayload,
+  'approve.update': ApprovePayload,
+};
+
+export function jsonSchemaOf(schema: z.ZodType): Schema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input' }) as Schema;
+  return rest;
+}
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Schema, description: string): Schema => ({
+  description,
+  content: { 'application/json': { schema } },
+});
+const errors = (...statuses: number[]): Record<string, Schema> =>
+  Object.fromEntries(statuses.map((s) => [String(s), json(ref('ApiError'), 'ApiError: a stable code and a message')]));
+const sessionId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
+const toPath = (route: string): string => route.replace(/:([a-zA-Z]+)/g, '{$1}');
+
+function action(summary: string, body: string, ok: Schema, status = '202'): Schema {
+  return {
+    post: {
+      summary,
+      parameters: [sessionId],
+      requestBody: { required: true, ...json(ref(body), body) },
+      responses: {
+        [status]: json(ok, status === '202' ? 'Accepted' : 'Created'),
+        ...errors(400, 401, 403, 404, 409, 415),
+      },
+    },
+  };
+}
+
+const OBJECT: Schema = { type: 'object' };
+
+export function openApiDocument(): Schema {
+  const accepted = ref('Accepted');
+  const paths: Record<string, Schema> = {
+    [CONSOLE_ROUTES.openapi]: { get: { summary: 'This document', responses: { '200': json(OBJECT, 'OpenAPI 3.1') } } },
+    [CONSOLE_ROUTES.sessions]: {
+      get: {
+        summary: 'Sessions, newest first, subagents under their parents',
+        parameters: [
+          { name: 'status', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+        ],
+        responses: { '200': json(OBJECT, 'SessionList'), ...errors(400, 401, 403) },
+      },
+    },
+    [toPath(CONSOLE_ROUTES.session)]: {
+      get: {
+        summary: "What the log adds up to, and the workflow's state",
+        parameters: [sessionId],
+        responses: { '200': json(OBJECT, 'SessionDetail'), ...errors(401, 403, 404) },
+      },
+    },
+    [toPath(CONSOLE_ROUTES.events)]: {
+      get: {
+        summary: 'The log from a seq',
+        parameters: [
+          sessionId,
+          { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
+        ],
+        responses: { '200': json(OBJECT, 'SessionEvents'), ...errors(400, 401, 403, 404) },
+      },
+    },
+    [toPath(CONSOLE_ROUTES.timeline)]: {
+      get: {
+        summary: 'Turns and their model steps',
+        parameters: [sessionId],
+        responses: { '200': json(OBJECT, 'Timeline'), ...errors(401, 403, 404) },
+      },
+    },
+    [toPath(CONSOLE_ROUTES.request)]: {
+      get: {
+        summary: "A step's request re-derived from the log, checked against its recorded digest, and its diff",
+        parameters: [
+          sessionId,
+          { name: 'turn', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } },
+          { name: 'step', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } },
+        ],
+        responses: { '200': json(OBJECT, 'StepRequest'), ...errors(400, 401, 403, 404, 422) },
+      },
+    },
+    [toPath(CONSOLE_ROUTES.live)]: {
+      get: {
+        summary: 'Server-sent events: event, text, retry and status messages',
+        parameters: [
+          sessionId,
+          { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
+        ],
+        responses: {
+          '200': {
+            description: 'LiveMessage stream',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          ...errors(401, 403, 404),
+        },
+      },
+    },
+    [toPath(CONSOLE_ROUTES.messages)]: action('Send a followup, steer or inject', 'MessageRequest', accepted),
+    [toPath(CONSOLE_ROUTES.interrupt)]: action('Interrupt the running step', 'InterruptRequest', accepted),
+    [toPath(CONSOLE_ROUTES.compact)]: action('Compact at the next boundary', 'CompactRequest', accepted),
+    [toPath(CONSOLE_ROUTES.fork)]: action('Fork the session at a seq', 'ForkRequest', ref('ForkResponse'), '201'),
+  };
+  const approve = action('Approve or deny a tool call waiting for approval', 'ApprovalRequest', accepted);
+  const approvePost = approve.post as Schema;
+  approvePost.parameters = [sessionId, { name: 'callId', in: 'path', required: true, schema: { type: 'string' } }];
+  paths[toPath(CONSOLE_ROUTES.approve)] = approve;
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'durable-harness web console API',
+      version: '1',
+      description:
+        'The HTTP API behind `dh ui`. Off loopback every /api route needs `Authorization: Bearer <token>`. ' +
+        'The `*.signal` / `*.update` schemas are the session workflow message payloads (schemas/*.json).',
+    },
+    security: [{}, { bearer: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        ApiError: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message'],
+              properties: { code: { type: 'string' }, message: { type: 'string' } },
+            },
+          },
+        },
+        Accepted: { type: 'object', required: ['accepted'], properties: { accepted: { const: true } } },
+        ForkResponse: { type: 'object', required: ['sessionId'], properties: { sessionId: { type: 'string' } } },
+        MessageRequest: jsonSchemaOf(MessageBody),
+        InterruptRequest: jsonSchemaOf(InterruptBody),
+        ApprovalRequest: jsonSchemaOf(ApprovalBody),
+        CompactRequest: jsonSchemaOf(CompactBody),
+        ForkRequest: jsonSchemaOf(ForkBody),
+        ...Object.fromEntries(Object.entries(MESSAGE_PAYLOAD_SCHEMAS).map(([name, s]) => [name, jsonSchemaOf(s)])),
+      },
+    },
+  };
+}
