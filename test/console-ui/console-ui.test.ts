@@ -114,17 +114,18 @@ describe('web console in chromium', () => {
 
   it('shows an API error exactly as the server returned it', async () => {
     const session = page.getByRole('region', { name: 'Session ui-approve' });
-    await session.getByLabel('Kind').selectOption('followup');
-    await session.getByLabel('Message').fill('');
-    await session.getByRole('button', { name: 'Send' }).click();
+    // A fork point past the log's head: the API refuses it.
+    await session.getByLabel('Fork at seq').fill('100000');
+    await session.getByRole('button', { name: 'Fork' }).click();
     const alert = session.getByRole('alert', { name: 'Action result' });
-    await alert.waitFor();
-    const response = await fetch(new URL('/api/sessions/ui-approve/messages', ui.url), {
+    await alert.waitFor({ timeout: 10_000 });
+    const response = await fetch(new URL('/api/sessions/ui-approve/fork', ui.url), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ kind: 'followup', content: '' }),
+      body: JSON.stringify({ atSeq: 100000 }),
     });
     const body = (await response.json()) as { error: { code: string; message: string } };
+    expect(response.ok).toBe(false);
     expect(await alert.textContent()).toBe(`${body.error.code}: ${body.error.message}`);
   });
 });
