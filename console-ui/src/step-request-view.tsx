@@ -46,7 +46,7 @@ export function StepRequestView(props: { sessionId: string; turn: number; step: 
               </ul>
             )}
           </div>
-          <RequestMessages body={r.body} commonPrefix={r.diff.previous === null ? 0 : r.diff.commonPrefix} />
+          <RequestMessages body={r.body} appended={r.diff.previous === null ? null : r.diff.appended} />
           <details>
             <summary>Wire body (JSON)</summary>
             <pre>{JSON.stringify(r.body, null, 2)}</pre>
@@ -57,16 +57,18 @@ export function StepRequestView(props: { sessionId: string; turn: number; step: 
   );
 }
 
-/** The request's messages, the ones after the common prefix marked as new. */
-function RequestMessages(props: { body: unknown; commonPrefix: number }) {
+/** The request's messages, the appended ones (the last `appended`; all for a first request) marked as new. */
+function RequestMessages(props: { body: unknown; appended: number | null }) {
   const messages = (props.body as { messages?: unknown } | null)?.messages;
   if (!Array.isArray(messages)) return null;
+  // Counted from the end: the wire body may carry the system prompt as a message the diff does not count.
+  const firstNew = props.appended === null ? 0 : messages.length - props.appended;
   return (
     <ol class="messages" start={0} aria-label="Request messages">
       {messages.map((m: { role?: unknown; content?: unknown }, i) => (
-        <li key={i} class={i >= props.commonPrefix ? 'appended' : 'shared'}>
+        <li key={i} class={i >= firstNew ? 'appended' : 'shared'}>
           <strong>{String(m.role)}</strong>
-          {i >= props.commonPrefix ? ' (new)' : ''}:{' '}
+          {i >= firstNew ? ' (new)' : ''}:{' '}
           <span>{typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? m)}</span>
         </li>
       ))}
