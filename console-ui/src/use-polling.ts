@@ -20,10 +20,15 @@ export function usePolling<T>(load: (() => Promise<T>) | null, intervalMs: numbe
   useEffect(() => {
     if (load === null) return undefined;
     let live = true;
+    // Responses can arrive out of order (a slow poll after a quicker reload): keep only the newest asked.
+    let asked = 0;
+    let shown = 0;
     const run = (): void => {
+      const n = ++asked;
       load().then(
         (v) => {
-          if (!live) return;
+          if (!live || n < shown) return;
+          shown = n;
           setValue(v);
           setError(null);
         },

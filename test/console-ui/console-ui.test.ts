@@ -109,7 +109,8 @@ describe('web console in chromium', () => {
     const decision = events.find((e) => e.type === 'approval/decision');
     expect(decision).toMatchObject({ callId: 'g1', decision: 'approve' });
     await session.getByText('shouted').waitFor({ timeout: 10_000 });
-    await expect.poll(() => approval.count()).toBe(0);
+    // The page's state follows (the next poll or the live status message).
+    await expect.poll(() => approval.count(), { timeout: 10_000 }).toBe(0);
   });
 
   it('shows an API error exactly as the server returned it', async () => {
