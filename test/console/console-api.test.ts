@@ -171,7 +171,9 @@ describe('web console API on the real stack', () => {
       url,
       (got) =>
         got.some((m) => m.event === 'event' && (m.data as { event: SessionEvent }).event.type === 'turn/end') &&
-        got.filter((m) => m.event === 'status').length >= 3,
+        // The state changes many times while running (step, head, usage): wait for the one after the turn.
+        (got.filter((m) => m.event === 'status').at(-1)?.data as { state: { status: string } | null } | undefined)
+          ?.state?.status === 'idle',
       {
         onOpen: async () => {
           const sent = await post(server.url, '/api/sessions/live/messages', {
