@@ -1,7 +1,7 @@
 // The web console's HTTP API contract: the JSON each route answers and accepts, and the events its SSE
 // streams carry. The server (src/console/) and the browser app (console-ui/) both type against this file;
 // the OpenAPI document describes the same shapes. Types only, plus the route paths.
-import type { SessionEvent, Usage } from '../core/index.js';
+import type { SessionEvent, Usage, UserContent } from '../core/index.js';
 import type { SessionStateView } from '../shared/session-messages.js';
 
 /** Every route, relative to the server's origin. `:id` is a session id; `:turn`/`:step` are numbers. */
@@ -89,14 +89,18 @@ export interface TimelineTurn {
   readonly ended: string | null;
   readonly steps: readonly TimelineStep[];
 }
-/** GET /api/sessions/:id/timeline — turns → steps, plus the events between (inbox, approvals, compactions). */
+/** GET /api/sessions/:id/timeline — turns → steps (the events between them come from the events route). */
 export interface Timeline {
   readonly sessionId: string;
   readonly turns: readonly TimelineTurn[];
   readonly head: number;
 }
 
-/** How a step's request relates to the previous step's (what a provider's prefix cache sees). */
+/**
+ * How a step's request relates to the previous step's (what a provider's prefix cache sees). Message
+ * counts and indexes are over the request's conversation messages, after the system prompt (which is
+ * part of the header: a change to it shows as `headerChanged`).
+ */
 export interface RequestDiff {
   /** The step compared against; null for the session's first request. */
   readonly previous: { readonly turn: number; readonly step: number } | null;
@@ -127,10 +131,10 @@ export interface StepRequest {
   readonly diff: RequestDiff;
 }
 
-/** POST /api/sessions/:id/messages */
+/** POST /api/sessions/:id/messages — `content` as the signals take it: text, or content parts. */
 export interface MessageRequest {
   readonly kind: 'followup' | 'steer' | 'inject';
-  readonly content: string;
+  readonly content: UserContent;
   readonly source?: string;
 }
 /** POST /api/sessions/:id/approvals/:callId */
@@ -147,10 +151,11 @@ export interface ForkRequest {
   readonly atSeq: number;
   readonly as?: string;
 }
+/** Answered with 201. */
 export interface ForkResponse {
   readonly sessionId: string;
 }
-/** Every action that succeeds answers this (202: the workflow took it; what follows shows in the log). */
+/** Every other action that succeeds answers this (202: the workflow took it; what follows shows in the log). */
 export interface Accepted {
   readonly accepted: true;
 }
