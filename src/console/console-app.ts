@@ -23,7 +23,7 @@ import { apiError, ConsoleErrorCode, toApiError } from './console-errors.js';
 import { consoleGuard } from './console-security.js';
 import { liveStream } from './live-stream.js';
 import { openApiDocument } from './openapi-document.js';
-import { listSessions } from './session-list.js';
+import { listSessions, OverviewMemo } from './session-list.js';
 import { sessionTimeline } from './session-timeline.js';
 import { staticFile } from './static-files.js';
 import { stepRequest } from './step-request.js';
@@ -51,6 +51,7 @@ const MAX_LIST_LIMIT = 1_000;
 
 export function createConsoleApp(options: ConsoleAppOptions): Hono {
   const { store, sessions } = options;
+  const overviews = new OverviewMemo();
   const app = new Hono();
   app.use('*', consoleGuard({ host: options.host, port: options.port, token: options.token }));
   app.use('/api/*', async (c, next) => {
@@ -69,7 +70,12 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
     const limit = intParam(c.req.query('limit'), 'limit', 100, 1, MAX_LIST_LIMIT);
     const status = c.req.query('status');
     return c.json(
-      await listSessions(store, sessions?.client ?? null, { limit, ...(status !== undefined ? { status } : {}) }),
+      await listSessions(
+        store,
+        sessions?.client ?? null,
+        { limit, ...(status !== undefined ? { status } : {}) },
+        overviews,
+      ),
     );
   });
 

@@ -1,7 +1,7 @@
 // GET /api/sessions: the store's sessions, newest first, each subagent under its parent (as `dh ls`
 // draws them), with what its log adds up to and its workflow's status when Temporal answers.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { sessionOverview } from '../cli/operator/session-overview.js';
+import { sessionOverview, type SessionOverview } from '../cli/operator/session-overview.js';
 import { sessionTree } from '../cli/commands/session-tree.js';
 import { SESSION_PARENT_ATTRIBUTE, SESSION_STATUS_ATTRIBUTE } from '../shared/search-attributes.js';
 import { sessionWorkflowId } from '../shared/session-messages.js';
@@ -12,6 +12,31 @@ import type { SessionList, SessionListItem } from './console-api.js';
 const DESCRIBE_CONCURRENCY = 8;
 const DESCRIBE_DEADLINE_MS = 3_000;
 
+/**
+ * What each log added up to at a head, so a polled list reads again only the logs that grew (a browser
+ * asks every 2 s; a long idle log is read once). One per server; bounded like the list it serves.
+ */
+export class OverviewMemo {
+  readonly #byId = new Map<string, { readonly head: number; readonly overview: SessionOverview }>();
+
+  async of(store: SessionStore, sessionId: string): Promise<SessionOverview> {
+    const head = await store.head(sessionId);
+    const known = this.#byId.get(sessionId);
+    if (known?.head === head) return known.overview;
+    const events = await store.read(sessionId, 0, head);
+    const overview = sessionOverview(sessionId, events);
+    this.#byId.delete(sessionId);
+    this.#byId.set(sessionId, { head, overview });
+    // Maps iterate in insertion order: past the bound, forget the longest-unchanged logs first.
+    for (const id of this.#byId.keys()) {
+      if (this.#byId.size <= MEMO_SESSIONS) break;
+      this.#byId.delete(id);
+    }
+    return overview;
+  }
+}
+const MEMO_SESSIONS = 2_000;
+
 interface WorkflowFacts {
   readonly status: string;
   readonly parent: string | null;
@@ -21,6 +46,7 @@ export async function listSessions(
   store: SessionStore,
   client: Client | null,
   options: { readonly limit: number; readonly status?: string },
+  memo: OverviewMemo = new OverviewMemo(),
 ): Promise<SessionList> {
   const summaries = await store.list({ limit: options.limit });
   const ids = summaries.map((s) => s.sessionId);
@@ -30,7 +56,7 @@ export async function listSessions(
   ]);
   const nodes = await Promise.all(
     summaries.map(async (summary) => {
-      const overview = sessionOverview(summary.sessionId, await store.read(summary.sessionId));
+      const overview = await memo.of(store, summary.sessionId);
       const parent = delegations.get(summary.sessionId)?.parentSessionId ?? statuses?.get(summary.sessionId)?.parent;
       return {
         sessionId: summary.sessionId,
