@@ -46,7 +46,7 @@ describe('web console API on the real stack', () => {
   const switchModel: Plugin = {
     name: 'model-switch',
     request: (config, context) =>
-      context.sessionId === 'switch' && context.turn >= 2 ? { ...config, model: TEST_MODEL_2 } : config,
+      context.sessionId === 'console-switch' && context.turn >= 2 ? { ...config, model: TEST_MODEL_2 } : config,
   };
   const api = (path: string) => call(server.url, path);
 
@@ -71,14 +71,14 @@ describe('web console API on the real stack', () => {
       plugins: [liveStreamPlugin(channel), approvalPolicyPlugin({ ask: ['fail'] }), switchModel],
     });
     server = await startTestConsole(h, channel);
-    const first = await h.start('first');
+    const first = await h.start('console-first');
     await first.signal(followupSignal, { content: 'first task' });
-    await waitForTurnEnd(h.store, 'first', 1);
-    const sw = await h.start('switch');
+    await waitForTurnEnd(h.store, 'console-first', 1);
+    const sw = await h.start('console-switch');
     await sw.signal(followupSignal, { content: 'turn one' });
-    await waitForTurnEnd(h.store, 'switch', 1);
+    await waitForTurnEnd(h.store, 'console-switch', 1);
     await sw.signal(followupSignal, { content: 'turn two' });
-    await waitForTurnEnd(h.store, 'switch', 2);
+    await waitForTurnEnd(h.store, 'console-switch', 2);
   }, 90_000);
   afterAll(async () => {
     await server?.close();
@@ -89,38 +89,40 @@ describe('web console API on the real stack', () => {
     const answer = await api('/api/sessions');
     expect(answer.status).toBe(200);
     const list = answer.body as SessionList;
-    const first = list.sessions.find((s) => s.sessionId === 'first');
+    const first = list.sessions.find((s) => s.sessionId === 'console-first');
     expect(first).toMatchObject({ status: 'idle', turns: 1, parentSessionId: null, depth: 0 });
     expect(first?.tokens).toBeGreaterThan(0);
     expect(first?.lastActivity).toBeGreaterThan(0);
     const idle = (await api('/api/sessions?status=idle')).body as SessionList;
-    expect(idle.sessions.map((s) => s.sessionId).sort()).toEqual(expect.arrayContaining(['first', 'switch']));
+    expect(idle.sessions.map((s) => s.sessionId).sort()).toEqual(
+      expect.arrayContaining(['console-first', 'console-switch']),
+    );
     const none = (await api('/api/sessions?status=closed')).body as SessionList;
-    expect(none.sessions.map((s) => s.sessionId)).not.toContain('first');
+    expect(none.sessions.map((s) => s.sessionId)).not.toContain('console-first');
   });
 
   it("answers a session's detail with the workflow's state", async () => {
-    const answer = await api('/api/sessions/first');
+    const answer = await api('/api/sessions/console-first');
     expect(answer.status).toBe(200);
     const detail = answer.body as SessionDetail;
-    const events = await h.store.read('first');
-    expect(detail).toMatchObject({ sessionId: 'first', head: events.length, turns: 1, stateUnavailable: null });
-    expect(detail.state).toMatchObject({ sessionId: 'first', status: 'idle', turn: 1 });
+    const events = await h.store.read('console-first');
+    expect(detail).toMatchObject({ sessionId: 'console-first', head: events.length, turns: 1, stateUnavailable: null });
+    expect(detail.state).toMatchObject({ sessionId: 'console-first', status: 'idle', turn: 1 });
     expect(detail.usage.output).toBeGreaterThan(0);
   });
 
   it('answers the log from a seq', async () => {
-    const all = (await api('/api/sessions/first/events')).body as SessionEvents;
-    const stored = await h.store.read('first');
+    const all = (await api('/api/sessions/console-first/events')).body as SessionEvents;
+    const stored = await h.store.read('console-first');
     expect(all.head).toBe(stored.length);
     expect(all.events).toEqual(JSON.parse(JSON.stringify(stored)));
-    const tail = (await api('/api/sessions/first/events?from=3')).body as SessionEvents;
+    const tail = (await api('/api/sessions/console-first/events?from=3')).body as SessionEvents;
     expect(tail.events[0]?.seq).toBe(3);
     expect(tail.events).toHaveLength(stored.length - 3);
   });
 
   it('draws the timeline: turns, steps with usage, latency, tool calls and header changes', async () => {
-    const timeline = (await api('/api/sessions/first/timeline')).body as Timeline;
+    const timeline = (await api('/api/sessions/console-first/timeline')).body as Timeline;
     expect(timeline.turns).toHaveLength(1);
     const [turn] = timeline.turns;
     expect(turn?.ended).toBe('completed');
@@ -133,18 +135,18 @@ describe('web console API on the real stack', () => {
       expect(step.latencyMs).toBeGreaterThanOrEqual(0);
       expect(step.headerChanged).toBe(false);
     }
-    const switched = (await api('/api/sessions/switch/timeline')).body as Timeline;
+    const switched = (await api('/api/sessions/console-switch/timeline')).body as Timeline;
     expect(switched.turns.map((t) => t.steps.map((s) => s.headerChanged))).toEqual([[false], [true]]);
   });
 
   it("re-derives a step's request, verifies it against the recorded digest and diffs it with the step before", async () => {
-    const sent = (await h.store.read('first')).filter((e) => e.type === 'request/sent');
-    const first = (await api('/api/sessions/first/steps/1/1/request')).body as StepRequest;
+    const sent = (await h.store.read('console-first')).filter((e) => e.type === 'request/sent');
+    const first = (await api('/api/sessions/console-first/steps/1/1/request')).body as StepRequest;
     expect(first.verified).toBe(true);
     expect(first.digest).toBe(sent[0]?.type === 'request/sent' ? sent[0].digest : null);
     expect(first.diff.previous).toBeNull();
     expect(first.body).toMatchObject({ model: expect.any(String), messages: expect.any(Array) });
-    const second = (await api('/api/sessions/first/steps/1/2/request')).body as StepRequest;
+    const second = (await api('/api/sessions/console-first/steps/1/2/request')).body as StepRequest;
     expect(second.verified).toBe(true);
     expect(second.recordedDigest).toBe(sent[1]?.type === 'request/sent' ? sent[1].digest : null);
     expect(second.diff).toMatchObject({ previous: { turn: 1, step: 1 }, prefixBrokeAt: null, reason: null });
@@ -155,7 +157,7 @@ describe('web console API on the real stack', () => {
   });
 
   it('names where and why the prefix broke after a header change (a model switch)', async () => {
-    const answer = (await api('/api/sessions/switch/steps/2/1/request')).body as StepRequest;
+    const answer = (await api('/api/sessions/console-switch/steps/2/1/request')).body as StepRequest;
     expect(answer.verified).toBe(true);
     expect(answer.diff.headerChanged).toBe(true);
     expect(answer.diff.prefixBrokeAt).toBe(0);
@@ -164,9 +166,9 @@ describe('web console API on the real stack', () => {
   });
 
   it('streams text of a running step and a status change over SSE', async () => {
-    await h.start('live');
-    await untilLogExists(h, 'live');
-    const url = new URL('/api/sessions/live/live', server.url).toString();
+    await h.start('console-live');
+    await untilLogExists(h, 'console-live');
+    const url = new URL('/api/sessions/console-live/live', server.url).toString();
     const { messages, contentType } = await readSse(
       url,
       (got) =>
@@ -176,7 +178,7 @@ describe('web console API on the real stack', () => {
           ?.state?.status === 'idle',
       {
         onOpen: async () => {
-          const sent = await post(server.url, '/api/sessions/live/messages', {
+          const sent = await post(server.url, '/api/sessions/console-live/messages', {
             kind: 'followup',
             content: 'stream me',
           });
@@ -199,7 +201,7 @@ describe('web console API on the real stack', () => {
   });
 
   it('sends heartbeat comments on a quiet stream', async () => {
-    const url = new URL('/api/sessions/first/live?from=1000', server.url).toString();
+    const url = new URL('/api/sessions/console-first/live?from=1000', server.url).toString();
     let started = 0;
     const { comments } = await readSse(url, () => started > 0 && Date.now() - started > 1_000, {
       timeoutMs: 1_500,
@@ -212,41 +214,49 @@ describe('web console API on the real stack', () => {
   });
 
   it('sends followup, steer and inject; approves a waiting call; interrupts; compacts; forks', async () => {
-    await h.start('acts');
-    expect(await post(server.url, '/api/sessions/acts/messages', { kind: 'inject', content: 'ctx' })).toMatchObject({
+    await h.start('console-acts');
+    expect(
+      await post(server.url, '/api/sessions/console-acts/messages', { kind: 'inject', content: 'ctx' }),
+    ).toMatchObject({
       status: 202,
       body: { accepted: true },
     });
-    expect((await post(server.url, '/api/sessions/acts/messages', { kind: 'steer', content: 'go on' })).status).toBe(
-      202,
-    );
-    await waitForTurnEnd(h.store, 'acts', 1);
     expect(
-      (await post(server.url, '/api/sessions/acts/messages', { kind: 'followup', content: 'need approval' })).status,
+      (await post(server.url, '/api/sessions/console-acts/messages', { kind: 'steer', content: 'go on' })).status,
+    ).toBe(202);
+    await waitForTurnEnd(h.store, 'console-acts', 1);
+    expect(
+      (await post(server.url, '/api/sessions/console-acts/messages', { kind: 'followup', content: 'need approval' }))
+        .status,
     ).toBe(202);
     let detail: SessionDetail | null = null;
     for (let i = 0; i < 100 && detail?.state?.pendingApproval?.callId !== 'f1'; i++) {
       await new Promise((r) => setTimeout(r, 100));
-      detail = (await api('/api/sessions/acts')).body as SessionDetail;
+      detail = (await api('/api/sessions/console-acts')).body as SessionDetail;
     }
     expect(detail?.state?.pendingApproval?.callId).toBe('f1');
-    expect((await post(server.url, '/api/sessions/acts/approvals/f1', { decision: 'approve' })).status).toBe(202);
-    const events = await waitForTurnEnd(h.store, 'acts', 2);
+    expect((await post(server.url, '/api/sessions/console-acts/approvals/f1', { decision: 'approve' })).status).toBe(
+      202,
+    );
+    const events = await waitForTurnEnd(h.store, 'console-acts', 2);
     expect(events.find((e) => e.type === 'approval/decision')).toMatchObject({ callId: 'f1', decision: 'approve' });
     const user = events
       .filter((e) => e.type === 'user/message')
       .map((e) => (e.type === 'user/message' ? e.origin : ''));
     expect(user).toEqual(expect.arrayContaining(['inject', 'steer']));
 
-    expect((await post(server.url, '/api/sessions/acts/interrupt', {})).status).toBe(202);
-    expect((await post(server.url, '/api/sessions/acts/compact', { prune: true })).status).toBe(202);
+    expect((await post(server.url, '/api/sessions/console-acts/interrupt', {})).status).toBe(202);
+    expect((await post(server.url, '/api/sessions/console-acts/compact', { prune: true })).status).toBe(202);
 
-    const head = (await h.store.read('first')).length;
-    const forked = await post(server.url, '/api/sessions/first/fork', { atSeq: head, as: 'first-copy' });
-    expect(forked).toMatchObject({ status: 201, body: { sessionId: 'first-copy' } });
-    const copy = (await api('/api/sessions/first-copy/events')).body as SessionEvents;
+    const head = (await h.store.read('console-first')).length;
+    const forked = await post(server.url, '/api/sessions/console-first/fork', {
+      atSeq: head,
+      as: 'console-first-copy',
+    });
+    expect(forked).toMatchObject({ status: 201, body: { sessionId: 'console-first-copy' } });
+    const copy = (await api('/api/sessions/console-first-copy/events')).body as SessionEvents;
     expect(copy.events.length).toBeGreaterThanOrEqual(head);
-    expect((await api('/api/sessions/first-copy')).body).toMatchObject({ parentSessionId: 'first' });
+    expect((await api('/api/sessions/console-first-copy')).body).toMatchObject({ parentSessionId: 'console-first' });
   }, 60_000);
 
   it('answers errors as ApiError with the code and its status', async () => {
@@ -263,19 +273,19 @@ describe('web console API on the real stack', () => {
       404,
       'SESSION_NOT_FOUND',
     );
-    const bad = await post(server.url, '/api/sessions/first/messages', { kind: 'shout', content: 'x' });
+    const bad = await post(server.url, '/api/sessions/console-first/messages', { kind: 'shout', content: 'x' });
     expectError(bad, 400, 'INVALID_PAYLOAD');
     expect((bad.body as ApiError).error.message).toContain('kind');
-    const extra = await post(server.url, '/api/sessions/first/fork', { atSeq: -1 });
+    const extra = await post(server.url, '/api/sessions/console-first/fork', { atSeq: -1 });
     expectError(extra, 400, 'INVALID_PAYLOAD');
     expect((extra.body as ApiError).error.message).toContain('atSeq');
     expectError(
-      await post(server.url, '/api/sessions/first/approvals/zz', { decision: 'approve' }),
+      await post(server.url, '/api/sessions/console-first/approvals/zz', { decision: 'approve' }),
       409,
       'NO_PENDING_APPROVAL',
     );
-    expectError(await api('/api/sessions/first/steps/9/9/request'), 404, 'STEP_NOT_FOUND');
-    expectError(await api('/api/sessions/first/events?from=x'), 400, 'INVALID_PAYLOAD');
+    expectError(await api('/api/sessions/console-first/steps/9/9/request'), 404, 'STEP_NOT_FOUND');
+    expectError(await api('/api/sessions/console-first/events?from=x'), 400, 'INVALID_PAYLOAD');
     expectError(await api('/api/nothing-here'), 404, 'NOT_FOUND');
   });
 });
