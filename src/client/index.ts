@@ -1,41 +1,10 @@
 // The client library for Node services (the package's "." export): a typed SessionClient, the
 // history-mirror check, the session workflow's message definitions with their payload schemas and
 // types, and the live side channel for following a session's streamed output.
-export {
-  SessionClient,
-  SessionClientErrorCode,
-  type MessageOptions,
-  type SessionClientOptions,
-} from './session-client.js';
+// Everything the standalone client package exports (SessionClient, the message definitions, limits, core
+// types), then what needs the stores, the history or the side channel.
+export * from './client-package.js';
 export { checkHistoryMirror, type MirrorReport } from './history-mirror.js';
-export {
-  approveUpdate,
-  ApprovePayload,
-  closeSignal,
-  CloseSignalPayload,
-  followupSignal,
-  injectSignal,
-  interruptSignal,
-  InterruptSignalPayload,
-  MAX_MESSAGE_CHARS,
-  MessageSignalPayload,
-  SendUpdatePayload,
-  sendUpdate,
-  SessionId,
-  sessionWorkflowId,
-  stateQuery,
-  steerSignal,
-  type SendReceipt,
-  type SessionStateView,
-  type SessionStatus,
-} from '../shared/session-messages.js';
-export {
-  DEFAULT_LIMITS,
-  type SessionLimits,
-  type SessionWorkflowInput,
-  type SessionWorkflowResult,
-} from '../shared/session-workflow-input.js';
-export { DhError, type InboxTarget, type SessionEvent, type TurnEndReason, type UserContent } from '../core/index.js';
 export { openSessionStore, type OpenSessionStoreOptions } from '../stores/open-session-store.js';
 export { LOG_KEY_ENV, LogKey, logKeyFromEnv, parseLogKey } from '../stores/log-key.js';
 export { verifyChain, type ChainLink, type ChainVerification, type StoredChain } from '../stores/log-chain.js';

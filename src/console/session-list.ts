@@ -1,15 +1,13 @@
 // GET /api/sessions: the store's sessions, newest first, each subagent under its parent (as `dh ls`
 // draws them), with what its log adds up to and its workflow's status when Temporal answers.
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import { sessionsWorkflowFacts } from '../client/session-workflow-facts.js';
 import { sessionOverview, type SessionOverview } from '../cli/operator/session-overview.js';
 import { sessionTree } from '../cli/commands/session-tree.js';
-import { SESSION_PARENT_ATTRIBUTE, SESSION_STATUS_ATTRIBUTE } from '../shared/search-attributes.js';
-import { sessionWorkflowId } from '../shared/session-messages.js';
 import { delegationsOf } from '../stores/delegated-sessions.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { SessionList, SessionListItem } from './console-api.js';
 
-const DESCRIBE_CONCURRENCY = 8;
 const DESCRIBE_DEADLINE_MS = 3_000;
 
 /**
@@ -37,11 +35,6 @@ export class OverviewMemo {
 }
 const MEMO_SESSIONS = 2_000;
 
-interface WorkflowFacts {
-  readonly status: string;
-  readonly parent: string | null;
-}
-
 export async function listSessions(
   store: SessionStore,
   client: Client | null,
@@ -52,7 +45,7 @@ export async function listSessions(
   const ids = summaries.map((s) => s.sessionId);
   const [delegations, statuses] = await Promise.all([
     delegationsOf(store, ids),
-    client !== null ? workflowFacts(client, ids) : Promise.resolve(null),
+    client !== null ? sessionsWorkflowFacts(client, ids, DESCRIBE_DEADLINE_MS) : Promise.resolve(null),
   ]);
   const nodes = await Promise.all(
     summaries.map(async (summary) => {
@@ -78,43 +71,4 @@ export async function listSessions(
   return {
     sessions: options.status !== undefined ? sessions.filter((s) => s.status === options.status) : sessions,
   };
-}
-
-/** Status (and DhParentSession) per session, or null when Temporal does not answer. */
-async function workflowFacts(client: Client, ids: readonly string[]): Promise<Map<string, WorkflowFacts> | null> {
-  const out = new Map<string, WorkflowFacts>();
-  let next = 0;
-  let unreachable = false;
-  const work = async (): Promise<void> => {
-    while (next < ids.length && !unreachable) {
-      const id = ids[next++];
-      if (id === undefined) return;
-      out.set(id, await describe(client, id).catch(() => ((unreachable = true), { status: 'unknown', parent: null })));
-    }
-  };
-  await Promise.all(Array.from({ length: DESCRIBE_CONCURRENCY }, work));
-  return unreachable ? null : out;
-}
-
-/** The status words `dh ls` shows: the session's own status attribute while running, else the run's end. */
-export async function describe(client: Client, sessionId: string): Promise<WorkflowFacts> {
-  try {
-    const d = await client.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () =>
-      client.workflow.getHandle(sessionWorkflowId(sessionId)).describe(),
-    );
-    const attribute = d.typedSearchAttributes.get(SESSION_STATUS_ATTRIBUTE);
-    const parent = d.typedSearchAttributes.get(SESSION_PARENT_ATTRIBUTE);
-    const status =
-      d.status.name === 'RUNNING'
-        ? typeof attribute === 'string'
-          ? attribute
-          : 'running'
-        : d.status.name === 'COMPLETED'
-          ? 'closed'
-          : d.status.name.toLowerCase().replace(/_/g, ' ');
-    return { status, parent: typeof parent === 'string' && parent !== '' ? parent : null };
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return { status: 'no workflow', parent: null };
-    throw error;
-  }
 }

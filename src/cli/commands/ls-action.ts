@@ -1,10 +1,9 @@
 // What `dh ls` does; ls-command.ts defines it and loads this module when it runs. Subagents are drawn
 // under their parents: from each log's delegation (offline), else from the workflow's DhParentSession.
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
+import { sessionsWorkflowFacts, type WorkflowFacts } from '../../client/session-workflow-facts.js';
 import { temporalTlsFromEnv } from '../../config/temporal-tls.js';
 import { isExternalTemporal, localStackStatus } from '../../local-stack/local-stack.js';
-import { SESSION_PARENT_ATTRIBUTE, SESSION_STATUS_ATTRIBUTE } from '../../shared/search-attributes.js';
-import { sessionWorkflowId } from '../../shared/session-messages.js';
 import { delegationsOf } from '../../stores/delegated-sessions.js';
 import type { SessionSummary } from '../../stores/session-store.js';
 import { openStoreOnly } from '../cli-context.js';
@@ -24,14 +23,6 @@ export interface SessionListing extends SessionSummary {
   /** Its depth in the listed tree (0: drawn at the top level). */
   readonly depth: number;
 }
-
-interface WorkflowFacts {
-  readonly status: string;
-  /** DhParentSession, when the workflow is a subagent's. */
-  readonly parent: string | null;
-}
-
-const DESCRIBE_CONCURRENCY = 8;
 
 export const lsCommand = cliAction(async (options: { limit: string; json?: boolean }) => {
   const limit = Number(options.limit);
@@ -145,39 +136,11 @@ async function workflowStatuses(
   }
   try {
     const client = new Client({ connection, namespace, ...clientDataConverter() });
-    const out = new Map<string, WorkflowFacts>();
-    let next = 0;
-    let unreachable = false;
-    const work = async (): Promise<void> => {
-      while (next < sessions.length && !unreachable) {
-        const session = sessions[next++];
-        if (session === undefined) return;
-        try {
-          const d = await client.withDeadline(Date.now() + 5_000, () =>
-            client.workflow.getHandle(sessionWorkflowId(session.sessionId)).describe(),
-          );
-          const attribute = d.typedSearchAttributes.get(SESSION_STATUS_ATTRIBUTE);
-          const parent = d.typedSearchAttributes.get(SESSION_PARENT_ATTRIBUTE);
-          out.set(session.sessionId, {
-            status:
-              d.status.name === 'RUNNING'
-                ? typeof attribute === 'string'
-                  ? attribute
-                  : 'running'
-                : d.status.name === 'COMPLETED'
-                  ? 'closed'
-                  : d.status.name.toLowerCase().replace(/_/g, ' '),
-            parent: typeof parent === 'string' && parent !== '' ? parent : null,
-          });
-        } catch (error) {
-          if (error instanceof WorkflowNotFoundError)
-            out.set(session.sessionId, { status: 'no workflow', parent: null });
-          else unreachable = true;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: DESCRIBE_CONCURRENCY }, work));
-    return unreachable ? null : out;
+    return await sessionsWorkflowFacts(
+      client,
+      sessions.map((s) => s.sessionId),
+      5_000,
+    );
   } finally {
     await connection.close();
   }
