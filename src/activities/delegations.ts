@@ -63,17 +63,25 @@ export function planDelegation(
       error: `delegate: no tool named ${unknown.map((n) => JSON.stringify(n)).join(', ')}; the tools you can give are ${[...offered].join(', ')}`,
     };
   }
-  const { max_steps: maxSteps, max_tokens: maxTokens } = parsed.value;
   return {
     ok: true,
-    pending: {
-      callId: call.id,
-      childSessionId: childSessionIdFor(session.sessionId, turn, step, index),
-      depth,
-      workspaceSessionId: own?.workspaceSessionId ?? session.sessionId,
-      ...(maxSteps !== undefined ? { maxSteps } : {}),
-      ...(maxTokens !== undefined ? { maxTokens } : {}),
-    },
+    pending: pendingDelegation(session, call, childSessionIdFor(session.sessionId, turn, step, index)),
+  };
+}
+
+/** The child of `call` as the workflow runs it: one level deeper, in the tree's workspace, with the call's limits. */
+function pendingDelegation(session: Session, call: ToolCall, childSessionId: string): PendingDelegation {
+  const own = delegationOf(session.events);
+  const parsed = parseDelegateArguments(call.arguments);
+  const maxSteps = parsed.ok ? parsed.value.max_steps : undefined;
+  const maxTokens = parsed.ok ? parsed.value.max_tokens : undefined;
+  return {
+    callId: call.id,
+    childSessionId,
+    depth: (own?.depth ?? 0) + 1,
+    workspaceSessionId: own?.workspaceSessionId ?? session.sessionId,
+    ...(maxSteps !== undefined ? { maxSteps } : {}),
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
   };
 }
 
@@ -83,16 +91,7 @@ export function pendingFromLog(session: Session, call: ToolCall, turn: number, s
     (e) => e.type === 'tool/start' && e.turn === turn && e.step === step && e.callId === call.id,
   );
   if (start?.type !== 'tool/start' || start.child === undefined) return null;
-  const parsed = parseDelegateArguments(call.arguments);
-  const own = delegationOf(session.events);
-  return {
-    callId: call.id,
-    childSessionId: start.child,
-    depth: (own?.depth ?? 0) + 1,
-    workspaceSessionId: own?.workspaceSessionId ?? session.sessionId,
-    ...(parsed.ok && parsed.value.max_steps !== undefined ? { maxSteps: parsed.value.max_steps } : {}),
-    ...(parsed.ok && parsed.value.max_tokens !== undefined ? { maxTokens: parsed.value.max_tokens } : {}),
-  };
+  return pendingDelegation(session, call, start.child);
 }
 
 /** A session's log as the store holds it now; empty when there is none (a child that never opened one). */

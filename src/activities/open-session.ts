@@ -1,14 +1,13 @@
 // openSession: creates the session's log if needed, or repairs what a crashed run left open (appending
 // only), and hands a starting run what the log holds: head, queue, recent message ids and totals.
 import {
-  addUsage,
   DhError,
-  emptyUsage,
   repairDrafts,
   DELEGATE_TOOL_NAME,
   DELEGATED_TASK_MESSAGE_ID,
   ErrorCode,
   parseDelegateArguments,
+  sessionSpend,
   SESSION_FORMAT_VERSION,
   TransientError,
   type EventDraft,
@@ -130,19 +129,13 @@ async function delegatedStart(
 
 /** The whole session's counts as the log holds them (what a run without a carry starts from). */
 function sessionTotals(session: Session): SessionTotals {
-  const usage = emptyUsage();
+  // Its model steps and what its subagents spent (both count toward the session's budget).
+  const usage = sessionSpend(session.events);
   let steps = 0;
   let compactions = 0;
   for (const e of session.events) {
-    if (e.type === 'assistant/message') {
-      steps++;
-      addUsage(usage, e.usage);
-    } else if (e.type === 'tool/result' && e.child) {
-      // What its subagents spent counts toward the session's budget.
-      addUsage(usage, e.child.usage);
-    } else if (e.type === 'compact/end' && e.outcome === 'applied') {
-      compactions++;
-    }
+    if (e.type === 'assistant/message') steps++;
+    else if (e.type === 'compact/end' && e.outcome === 'applied') compactions++;
   }
   const end = session.state.lastTurnEnd;
   return {
