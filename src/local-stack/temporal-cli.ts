@@ -1,33 +1,21 @@
 // Finds a usable `temporal` CLI binary (for the local dev server): TEMPORAL_CLI_PATH, PATH, the per-user
 // cache, or, failing those, builds the pinned version into the cache with `go install` under a lock.
 import { execFile } from 'node:child_process';
-import { mkdir, rename, rm } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { acquireCacheLock } from './cache-lock.js';
 import { findOnPath, isExecutableFile } from './find-on-path.js';
-import { BuildStepFailed, runBuildStep } from './run-build-step.js';
+import { buildIntoCache, cacheDir } from './go-build-cache.js';
+
+export { cacheDir };
 
 /** The Temporal CLI version the cache holds and `go install` builds. */
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 const CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';
-/** Where the official Go tarball puts `go`, for machines where it is installed but not on PATH. */
-const GO_FALLBACKS = ['/usr/local/go/bin/go'];
-const BUILD_TIMEOUT_MS = 30 * 60_000;
 
 export interface ResolveTemporalCliOptions {
   /** Build the pinned CLI with `go install` when no binary is found (default true). */
   readonly install?: boolean;
   /** Progress lines (default: stderr). */
   readonly log?: (line: string) => void;
-}
-
-/** `${DH_CACHE_DIR:-${XDG_CACHE_HOME:-~/.cache}/durable-harness}`: outside any clone, so clean CI clones reuse it. */
-export function cacheDir(): string {
-  const configured = process.env.DH_CACHE_DIR;
-  if (configured !== undefined && configured !== '') return configured;
-  const xdg = process.env.XDG_CACHE_HOME;
-  return join(xdg !== undefined && xdg !== '' ? xdg : join(homedir(), '.cache'), 'durable-harness');
 }
 
 /** Where the pinned CLI lives (or will be built) in the cache. */
@@ -96,71 +84,16 @@ export async function verifyTemporalCli(path: string, source: string): Promise<s
 }
 
 async function installPinnedCli(target: string, log: (line: string) => void): Promise<string> {
-  const go = await findGo();
-  if (go === null) {
-    throw new Error(
-      `No Temporal CLI found (TEMPORAL_CLI_PATH is unset, no \`temporal\` on PATH, none at ${target}), and Go ` +
-        `is not installed to build the pinned v${TEMPORAL_CLI_VERSION}. ${howToGetIt()}`,
-    );
-  }
-  const versionDir = dirname(target);
-  await mkdir(versionDir, { recursive: true });
-  const release = await acquireCacheLock(`${versionDir}.lock`, { log, building: 'the Temporal CLI' });
-  try {
-    // Another process may have finished the build while we waited for the lock.
-    if (await isExecutableFile(target)) {
-      await verifyTemporalCli(target, 'the cache');
-      return target;
-    }
-    // Build into a private dir and rename into place, so nobody ever sees a half-written binary.
-    const staging = join(versionDir, `.staging-${process.pid}`);
-    await rm(staging, { recursive: true, force: true });
-    await mkdir(staging, { recursive: true });
-    try {
-      log(
-        `Temporal CLI not found: building the pinned Temporal CLI v${TEMPORAL_CLI_VERSION} with ` +
-          `\`go install ${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}\` into ${versionDir} ` +
-          '(the first build takes a few minutes; later runs reuse it).',
-      );
-      const started = Date.now();
-      await goInstall(go, staging);
-      await rename(join(staging, 'temporal'), target);
-      log(`built the Temporal CLI in ${Math.round((Date.now() - started) / 1000)} s: ${target}`);
-    } finally {
-      await rm(staging, { recursive: true, force: true });
-    }
-    await verifyTemporalCli(target, 'the fresh build');
-    return target;
-  } finally {
-    await release();
-  }
-}
-
-async function goInstall(go: string, gobin: string): Promise<void> {
-  try {
-    await runBuildStep(go, ['install', `${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`], {
-      env: { GOBIN: gobin, GO111MODULE: 'on' },
-      timeoutMs: BUILD_TIMEOUT_MS,
-    });
-  } catch (error) {
-    if (!(error instanceof BuildStepFailed)) throw error;
-    if (error.tail === '') throw new Error(error.how, { cause: error });
-    throw new Error(
-      `\`go install ${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}\` failed (${error.how}); ` +
-        `last output:\n${error.tail}\nFix the build error above, or install the Temporal CLI any usual way ` +
-        '(https://docs.temporal.io/cli) and put `temporal` on PATH or set TEMPORAL_CLI_PATH to the binary.',
-      { cause: error },
-    );
-  }
-}
-
-async function findGo(): Promise<string | null> {
-  const onPath = await findOnPath('go');
-  if (onPath !== null) return onPath;
-  const goroot = process.env.GOROOT;
-  const candidates = [...(goroot ? [join(goroot, 'bin', 'go')] : []), ...GO_FALLBACKS];
-  for (const candidate of candidates) if (await isExecutableFile(candidate)) return candidate;
-  return null;
+  await buildIntoCache({
+    dir: dirname(target),
+    what: `the Temporal CLI v${TEMPORAL_CLI_VERSION}`,
+    packages: [`${CLI_MODULE}@v${TEMPORAL_CLI_VERSION}`],
+    binaries: { temporal: 'temporal' },
+    howToGetIt: howToGetIt(),
+    log,
+  });
+  await verifyTemporalCli(target, 'the fresh build');
+  return target;
 }
 
 function howToGetIt(): string {

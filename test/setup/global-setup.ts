@@ -1,6 +1,7 @@
 // Starts the real services the suite needs, once per run, and hands their addresses to the tests:
-// bubblewrap, chromium, PostgreSQL, a Temporal dev server (CLI built on first use), the prebuilt session-workflow
-// bundle and the local model server's install (llama-cpp-python, compiled on first use).
+// bubblewrap, chromium, PostgreSQL, a Temporal dev server (CLI built on first use), the cluster tests' Temporal
+// server (built on first use), the prebuilt session-workflow bundle and the local model server's install
+// (llama-cpp-python, compiled on first use).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +48,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
       project.provide('temporalCliPath', cliPath);
       project.provide('temporalAddress', server.address);
       project.provide('temporalNamespace', server.namespace);
+      // The cluster tests' temporal-server and temporal-sql-tool (test/cluster): built after the CLI, whose
+      // build leaves most of the server's packages compiled in Go's cache.
+      const { resolveTemporalServer } = await import('../../src/local-stack/temporal-server-binaries.js');
+      const binaries = await resolveTemporalServer({ log: (line) => console.log(line) });
+      project.provide('temporalServerPath', binaries.server);
+      project.provide('temporalSqlToolPath', binaries.sqlTool);
     })(),
     (async () => {
       // llama-cpp-python and a small model for test/local-models: see test/setup/llama-cpp-python.ts (a cold
@@ -86,6 +93,9 @@ declare module 'vitest' {
     temporalNamespace: string;
     /** The Temporal CLI binary the server runs from (for tests that start their own servers). */
     temporalCliPath: string;
+    /** temporal-server and temporal-sql-tool of the pinned version (test/helpers/test-cluster.ts). */
+    temporalServerPath: string;
+    temporalSqlToolPath: string;
     /** The prebuilt session-workflow bundle: `Worker.create({ workflowBundle: { codePath } })`. */
     workflowBundlePath: string;
     /** A python whose `-m llama_cpp.server` is the local model server (test/helpers/llama-server.ts). */
