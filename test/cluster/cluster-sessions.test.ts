@@ -1,0 +1,286 @@
+// Fifty sessions at once on a production-shaped cluster (temporal-server on PostgreSQL, not the dev server)
+// with three worker processes of different host ids over one PostgreSQL store: steers and injects come
+// from another process (the `temporal` CLI), sessions spread over the hosts, model steps are shared
+// through the model queue, tool steps stay on their session's host, and every session checks clean.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { SessionClient } from '../../src/client/session-client.js';
+import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
+import { sessionWorkflowId } from '../../src/shared/session-messages.js';
+import { hostTaskQueue } from '../../src/shared/task-queues.js';
+import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
+import { sendThroughCli, type AckedMessage } from '../helpers/chaos/chaos-messages.js';
+import { checkTrial } from '../helpers/chaos/check-trial.js';
+import { startChildWorker, type ChildWorker, type WorkerProcessConfig } from '../helpers/child-worker.js';
+import { ofType, turnEnds } from '../helpers/log-views.js';
+import { scriptedProfile, TEST_MODEL, waitForTurnEnd } from '../helpers/session-harness.js';
+import { startTestCluster, type TestCluster } from '../helpers/test-cluster.js';
+
+const SESSIONS = 50;
+const HOSTS = ['host-a', 'host-b', 'host-c'] as const;
+const TASK_QUEUE = 'cluster-sessions';
+/** How many `temporal` CLI processes send at once. */
+const CLI_PARALLEL = 6;
+
+const tag = (i: number) => `[cs-${i}]`;
+const callId = (i: number, what: string) => `cs${i}-${what}`;
+
+/**
+ * Per session, in the order its model requests consume them (every message of session i carries its tag,
+ * so its replies are played in order whichever message is last): turn 1 echoes and sleeps (not idempotent),
+ * then naps after the steer, then answers; turn 2 (the second followup, carrying the injected note) answers.
+ */
+function script() {
+  const replies = [];
+  for (let i = 0; i < SESSIONS; i++) {
+    const match = { lastUserContains: tag(i) };
+    replies.push(
+      {
+        match,
+        text: 'Echoing, then sleeping.',
+        toolCalls: [
+          { id: callId(i, 'echo'), name: 'echo', arguments: { text: tag(i) } },
+          { id: callId(i, 'sleep'), name: 'sleep', arguments: { ms: 4_000 } },
+        ],
+      },
+      { match, toolCalls: [{ id: callId(i, 'nap'), name: 'nap', arguments: { ms: 200 } }] },
+      { match, text: `Turn one of ${tag(i)} done.` },
+      { match, text: `Turn two of ${tag(i)} done, with the note.` },
+    );
+  }
+  return { models: [TEST_MODEL], mode: 'match' as const, replies };
+}
+
+/** Runs `each` over `items`, at most `parallel` at a time. */
+async function inBatches<T, R>(items: readonly T[], parallel: number, each: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await each(items[index] as T);
+      }
+    }),
+  );
+  return results;
+}
+
+interface Started {
+  readonly activity: string;
+  readonly taskQueue: string;
+  readonly identity: string;
+}
+
+/** Each activity of a session's history (all its runs): its type, the queue it was scheduled on, who ran it. */
+async function activitiesOf(client: Client, sessionId: string): Promise<Started[]> {
+  const found: Started[] = [];
+  for await (const execution of client.workflow.list({ query: `WorkflowId = "${sessionWorkflowId(sessionId)}"` })) {
+    const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    const scheduled = new Map<string, { activity: string; taskQueue: string }>();
+    for (const event of history.events ?? []) {
+      const s = event.activityTaskScheduledEventAttributes;
+      if (s)
+        scheduled.set(String(event.eventId), {
+          activity: s.activityType?.name ?? '',
+          taskQueue: s.taskQueue?.name ?? '',
+        });
+      const started = event.activityTaskStartedEventAttributes;
+      const of = started ? scheduled.get(String(started.scheduledEventId)) : undefined;
+      if (started && of) found.push({ ...of, identity: started.identity ?? '' });
+    }
+  }
+  return found;
+}
+
+describe('a production-shaped cluster: temporal-server on PostgreSQL, three worker hosts', () => {
+  const run = `${process.pid.toString(36)}${Date.now().toString(36)}`;
+  const sessionId = (i: number) => `cs-${run}-${i}`;
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let testCluster: TestCluster;
+  let provider: ScriptedProvider;
+  let store: PostgresSessionStore;
+  let client: Client;
+  let dir: string;
+  const workers = new Map<string, ChildWorker>();
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'dh-cluster-sessions-'));
+    cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+    testCluster = await startTestCluster(
+      { server: inject('temporalServerPath'), sqlTool: inject('temporalSqlToolPath') },
+      inject('postgresUrl'),
+      'sessions',
+    );
+    cleanups.push(() => testCluster.dispose());
+    provider = await startScriptedProvider({ script: script() });
+    cleanups.push(() => provider.close());
+    store = await PostgresSessionStore.open(testCluster.storeUrl, { poolSize: 4 });
+    cleanups.push(() => store.close());
+    const connection = await Connection.connect({ address: testCluster.cluster.address });
+    cleanups.push(() => connection.close());
+    client = new Client({ connection, namespace: testCluster.cluster.namespace });
+    writeFileSync(join(dir, 'tool-runs.log'), '');
+    const started = await Promise.all(
+      HOSTS.map(async (hostId) => {
+        const config: WorkerProcessConfig = {
+          address: testCluster.cluster.address,
+          namespace: testCluster.cluster.namespace,
+          taskQueue: TASK_QUEUE,
+          workflowBundlePath: inject('workflowBundlePath'),
+          storePath: join(dir, 'unused.db'),
+          storeUrl: testCluster.storeUrl,
+          providerBaseURL: provider.url,
+          runLog: join(dir, 'tool-runs.log'),
+          idleTimeoutMs: 30_000,
+          hostId,
+        };
+        return [hostId, await startChildWorker(config, { readyTimeoutMs: 120_000 })] as const;
+      }),
+    );
+    for (const [hostId, worker] of started) workers.set(hostId, worker);
+    cleanups.push(() => Promise.all([...workers.values()].map((w) => w.stop(5_000))));
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  }, 120_000);
+
+  it('50 sessions at once: tool turns, steers and injects from the temporal CLI, spread over hosts, all checked clean', async () => {
+    const { address, namespace } = testCluster.cluster;
+    const sessions = new SessionClient(client, { taskQueue: TASK_QUEUE });
+    const ids = Array.from({ length: SESSIONS }, (_, i) => i);
+    const acked = new Map<number, AckedMessage[]>(ids.map((i) => [i, []]));
+    const cli = (i: number) => ({
+      cliPath: inject('temporalCliPath'),
+      address,
+      namespace,
+      workflowId: sessionWorkflowId(sessionId(i)),
+    });
+    const diagnose = async (error: unknown) => {
+      const lines = await Promise.all(
+        ids.map(async (i) => `${sessionId(i)}: ${turnEnds(await store.read(sessionId(i)).catch(() => [])).join(' ')}`),
+      );
+      const out = [...workers].map(([host, w]) => `${host} (pid ${w.pid}):\n${w.output()}`);
+      return new Error([(error as Error).message, ...lines, ...out, testCluster.cluster.output()].join('\n'), {
+        cause: error,
+      });
+    };
+
+    // All fifty start at once; each one's steer goes out through the CLI as soon as its start is acknowledged,
+    // while its first turn is still running (it sleeps 4 s).
+    await Promise.all(
+      ids.map(async (i) => {
+        await sessions.followup(sessionId(i), `${tag(i)} Echo, then sleep.`, { messageId: `f1-${i}`, start: true });
+        acked.get(i)?.push({ kind: 'followup', messageId: `f1-${i}`, via: 'test', attempts: 1 });
+      }),
+    );
+    await inBatches(ids, CLI_PARALLEL, async (i) => {
+      const steer = { kind: 'steer' as const, messageId: `s-${i}`, content: `${tag(i)} Then nap briefly.` };
+      acked.get(i)?.push(await sendThroughCli(cli(i), steer));
+    });
+    const firstTurns = await Promise.all(
+      ids.map((i) =>
+        waitForTurnEnd(store, sessionId(i), 1, 180_000).catch(async (e: unknown) => Promise.reject(await diagnose(e))),
+      ),
+    );
+    for (const [i, events] of firstTurns.entries()) {
+      expect(turnEnds(events), sessionId(i)).toEqual(['1:completed']);
+      // The steer entered the running turn: claimed before its end, and the nap it asked for ran in it.
+      const claimedSteer = ofType(events, 'inbox/claim').find((c) => c.messageIds.includes(`s-${i}`));
+      expect(claimedSteer?.turn, sessionId(i)).toBe(1);
+      expect(
+        ofType(events, 'tool/result').map((r) => r.callId),
+        sessionId(i),
+      ).toEqual([callId(i, 'echo'), callId(i, 'sleep'), callId(i, 'nap')]);
+    }
+
+    // An inject rides along without waking the session; the next followup's request carries it.
+    await inBatches(ids, CLI_PARALLEL, async (i) => {
+      const note = { kind: 'inject' as const, messageId: `n-${i}`, content: `${tag(i)} Note: the build is green.` };
+      acked.get(i)?.push(await sendThroughCli(cli(i), note));
+    });
+    await expect
+      .poll(
+        async () =>
+          (await store.read(sessionId(SESSIONS - 1))).some(
+            (e) => e.type === 'inbox/enqueue' && e.messageId === `n-${SESSIONS - 1}`,
+          ),
+        { timeout: 30_000 },
+      )
+      .toBe(true);
+    for (const i of ids) expect(ofType(await store.read(sessionId(i)), 'turn/start'), sessionId(i)).toHaveLength(1);
+    await Promise.all(
+      ids.map(async (i) => {
+        await sessions.followup(sessionId(i), `${tag(i)} And now?`, { messageId: `f2-${i}` });
+        acked.get(i)?.push({ kind: 'followup', messageId: `f2-${i}`, via: 'test', attempts: 1 });
+      }),
+    );
+    const logs = await Promise.all(
+      ids.map((i) =>
+        waitForTurnEnd(store, sessionId(i), 2, 180_000).catch(async (e: unknown) => Promise.reject(await diagnose(e))),
+      ),
+    );
+
+    // Every session: both turns completed, each message claimed once, the gate explained, history mirrors log, audit clean.
+    const bodies = provider
+      .requests()
+      .filter((r) => r.path.endsWith('/chat/completions'))
+      .map((r) => r.body);
+    const toolRuns = readFileSync(join(dir, 'tool-runs.log'), 'utf8').split('\n').filter(Boolean);
+    const hostOf = new Map<number, string>();
+    const pidsOf = new Map(HOSTS.map((host) => [hostTaskQueue(TASK_QUEUE, host), new Set([workers.get(host)?.pid])]));
+    const modelStepRanOn = new Set<number | undefined>();
+    let modelStepsAway = 0;
+    for (const [i, events] of logs.entries()) {
+      const id = sessionId(i);
+      expect(turnEnds(events), id).toEqual(['1:completed', '2:completed']);
+      const note = ofType(events, 'inbox/claim').find((c) => c.messageIds.includes(`n-${i}`));
+      expect(note?.turn, id).toBe(2);
+      const check = await checkTrial({
+        sessionId: id,
+        events,
+        acked: acked.get(i) ?? [],
+        providerBodies: bodies.filter((body) => body.includes(tag(i))),
+        toolRuns: toolRuns.filter((run) => run.startsWith(`cs${i}-`)),
+        idempotentCall: (call) => call.endsWith('-nap'),
+        profile: scriptedProfile(provider.url),
+        store,
+        client,
+      });
+      expect(check.problems, id).toEqual([]);
+      expect(check.audited, id).toBe(true);
+
+      // Tool steps ran on the session's host only; model steps on whichever worker took them.
+      const activities = await activitiesOf(client, id);
+      const toolSteps = activities.filter((a) => a.activity === 'toolStep');
+      expect(toolSteps.length, id).toBeGreaterThan(0);
+      const queues = new Set(toolSteps.map((a) => a.taskQueue));
+      expect(queues.size, id).toBe(1);
+      const [queue] = [...queues] as [string];
+      const hostPids = pidsOf.get(queue);
+      expect(hostPids, `${id} tool queue ${queue}`).toBeDefined();
+      hostOf.set(i, queue);
+      for (const step of toolSteps) expect(hostPids?.has(Number(step.identity.split('@')[0])), id).toBe(true);
+      for (const step of activities.filter((a) => a.activity === 'modelStep')) {
+        const pid = Number(step.identity.split('@')[0]);
+        modelStepRanOn.add(pid);
+        if (!hostPids?.has(pid)) modelStepsAway++;
+      }
+    }
+    // The sessions are spread over all three hosts, and the model queue is shared: every worker ran model
+    // steps, many of them for sessions of other hosts.
+    expect(new Set(hostOf.values()).size).toBe(HOSTS.length);
+    expect([...modelStepRanOn].sort()).toEqual([...workers.values()].map((w) => w.pid).sort());
+    expect(modelStepsAway).toBeGreaterThan(0);
+    // Each non-idempotent sleep ran once.
+    for (const i of ids)
+      expect(
+        toolRuns.filter((r) => r === callId(i, 'sleep')),
+        sessionId(i),
+      ).toHaveLength(1);
+  }, 420_000);
+});
