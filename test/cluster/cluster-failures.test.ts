@@ -1,0 +1,299 @@
+// Failures on a production-shaped cluster (temporal-server on PostgreSQL, three hosts' worker processes):
+// a host's worker SIGKILLed (its tool steps wait for that host, its sessions' model steps go on elsewhere),
+// the server SIGKILLed and restarted mid-run, and a rolling restart of every worker under load. Each
+// session must end every turn and check clean (test/helpers/chaos/check-trial.ts).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { TOOL_OUTCOME_UNKNOWN, type SessionEvent } from '../../src/core/index.js';
+import type { Script } from '../../src/scripted-provider/script.js';
+import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
+import { ZERO_COUNTS } from '../helpers/chaos/check-trial.js';
+import {
+  activityRuns,
+  openedOnQueue,
+  pendingActivities,
+  pidOfIdentity,
+  type ActivityRun,
+} from '../helpers/cluster-fleet.js';
+import {
+  checkSessions,
+  startClusterTrial,
+  until,
+  untilAllSettled,
+  type ClusterTrial,
+  type SessionCheck,
+} from '../helpers/cluster-trial.js';
+import { TEST_MODEL } from '../helpers/session-harness.js';
+import { startTestCluster, type TestCluster } from '../helpers/test-cluster.js';
+
+const HOSTS = ['host-a', 'host-b', 'host-c'] as const;
+/** Each scenario waits out at least one 10 s heartbeat timeout on two shared cores. */
+const SCENARIO_TIMEOUT_MS = 180_000;
+const SETTLE_TIMEOUT_MS = 100_000;
+
+type Reply = Script['replies'][number];
+const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) =>
+  events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);
+const turnEnds = (events: readonly SessionEvent[]) => ofType(events, 'turn/end').map((e) => `${e.turn}:${e.reason}`);
+const toolResult = (events: readonly SessionEvent[], callId: string) =>
+  ofType(events, 'tool/result').find((r) => r.callId === callId);
+const running = (events: readonly SessionEvent[], callId: string) =>
+  ofType(events, 'tool/start').some((s) => s.callId === callId) && !toolResult(events, callId);
+/** The id in a session id's last part (`…-k3` → `k3`): its script tag is `[k3]`. */
+const tagOf = (sessionId: string) => sessionId.slice(sessionId.lastIndexOf('-') + 1);
+const pidsOf = (runs: readonly ActivityRun[], type: string) =>
+  runs.filter((r) => r.type === type && r.identity !== null).map((r) => pidOfIdentity(r.identity));
+
+function expectClean(checks: readonly SessionCheck[]): void {
+  for (const check of checks) {
+    expect(check.problems, check.sessionId).toEqual([]);
+    expect(check.counts, check.sessionId).toEqual(ZERO_COUNTS);
+    expect(check.turnErrors, check.sessionId).toBe(0);
+    expect(check.audited, check.sessionId).toBe(true);
+  }
+}
+
+describe('cluster failures: three hosts on temporal-server with PostgreSQL', () => {
+  let testCluster: TestCluster;
+  let store: PostgresSessionStore;
+  let connection: Connection;
+  let client: Client;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'dh-cluster-failures-'));
+    testCluster = await startTestCluster(
+      { server: inject('temporalServerPath'), sqlTool: inject('temporalSqlToolPath') },
+      inject('postgresUrl'),
+      'cluster_fail',
+    );
+    store = await PostgresSessionStore.open(testCluster.storeUrl, { poolSize: 4 });
+    connection = await Connection.connect({ address: testCluster.cluster.address });
+    client = new Client({ connection, namespace: testCluster.cluster.namespace });
+  }, 180_000);
+
+  afterAll(async () => {
+    await connection?.close().catch(() => undefined);
+    await store?.close().catch(() => undefined);
+    await testCluster?.dispose();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  async function trialOf(name: string, script: Script, onTestFinished: (fn: () => Promise<void>) => void) {
+    const trial = await startClusterTrial({
+      name,
+      script,
+      address: testCluster.cluster.address,
+      namespace: testCluster.cluster.namespace,
+      storeUrl: testCluster.storeUrl,
+      workflowBundlePath: inject('workflowBundlePath'),
+      dir,
+      client,
+      store,
+    });
+    onTestFinished(() => trial.close());
+    return trial;
+  }
+
+  /** Adds the logs of the sessions and every worker's output to a failure. */
+  async function diagnose(trial: ClusterTrial, sessionIds: readonly string[], error: unknown): Promise<Error> {
+    const logs = await Promise.all(
+      sessionIds.map(async (id) => {
+        const log = await store.read(id).catch(() => []);
+        return `${id}: ${log.map((e) => e.type).join(', ') || '(no log)'}`;
+      }),
+    );
+    return new Error([(error as Error).message, ...logs, trial.fleet.outputs()].join('\n'), { cause: error });
+  }
+
+  it(
+    "a host's worker SIGKILLed: its tool steps wait for a worker of that host, its sessions' model steps go on elsewhere",
+    async ({ onTestFinished }) => {
+      const sleepMs = 15_000;
+      const replies: Reply[] = [];
+      for (let i = 0; i < 40; i++) {
+        const k = `k${i}`;
+        replies.push(
+          {
+            match: { lastUserContains: `[${k}] t1` },
+            toolCalls: [
+              { id: `${k}-echo`, name: 'echo', arguments: { text: k } },
+              { id: `${k}-sleep`, name: 'sleep', arguments: { ms: sleepMs } },
+            ],
+          },
+          { match: { lastUserContains: `[${k}] t1` }, text: `${k}: the sleep ended as it did.`, repeat: 3 },
+          { match: { lastUserContains: `[${k}] q1` }, text: `${k}: answered while its host was down.`, repeat: 3 },
+          {
+            match: { lastUserContains: `[${k}] q2` },
+            toolCalls: [{ id: `${k}-q2-echo`, name: 'echo', arguments: { text: `${k} q2` } }],
+          },
+          { match: { lastUserContains: `[${k}] q2` }, text: `${k}: echoed once its host was back.`, repeat: 3 },
+        );
+      }
+      const trial = await trialOf('host-kill', { models: [TEST_MODEL], mode: 'match', replies }, onTestFinished);
+      const { fleet } = trial;
+      await Promise.all(HOSTS.map((h) => fleet.start(h)));
+
+      // Sessions are pinned to the host of the worker that opens them: open until host-b has four.
+      const hostOf = new Map<string, string>();
+      const on = (host: string) => [...hostOf].filter(([, h]) => h === host).map(([id]) => id);
+      for (let i = 0; on('host-b').length < 4 || on('host-a').length < 2 || on('host-c').length < 2 || i < 12; i++) {
+        if (i >= 40)
+          throw new Error(`40 sessions opened and still not spread over the hosts: ${JSON.stringify([...hostOf])}`);
+        const id = trial.sessionId(`k${i}`);
+        await trial.sessions.open(id);
+        const queue = await until(
+          `${id} to open`,
+          () => openedOnQueue(client, id),
+          (q) => q !== null,
+          30_000,
+        );
+        const host = HOSTS.find((h) => fleet.queue(h) === queue);
+        if (!host) throw new Error(`${id} opened on ${queue}, no host's queue`);
+        hostOf.set(id, host);
+      }
+      const all = [...hostOf.keys()];
+      const [quietText, quietTool, ...busyB] = on('host-b') as [string, string, ...string[]];
+      const busy = all.filter((id) => id !== quietText && id !== quietTool);
+      const others = busy.filter((id) => hostOf.get(id) !== 'host-b');
+
+      await Promise.all(
+        busy.map((id) =>
+          trial.send(id, {
+            kind: 'followup',
+            messageId: `${tagOf(id)}-t1`,
+            content: `[${tagOf(id)}] t1: echo, then sleep.`,
+          }),
+        ),
+      );
+      // The moment: every busy session of host-b is in its sleep, on host-b's worker.
+      const b1 = fleet.current('host-b');
+      await until(
+        "host-b's sleeps to run",
+        () => Promise.all(busyB.map((id) => store.read(id).catch(() => [] as SessionEvent[]))),
+        (logs) => logs.every((log, i) => running(log, `${tagOf(busyB[i] ?? '')}-sleep`)),
+        60_000,
+      ).catch(async (error: unknown) => {
+        throw await diagnose(trial, all, error);
+      });
+      for (const id of busyB) {
+        const tool = (await pendingActivities(client, id)).find((a) => a.type === 'toolStep');
+        expect(tool, id).toMatchObject({ state: 'STARTED' });
+        expect(pidOfIdentity(tool?.lastWorkerIdentity), id).toBe(b1.pid);
+      }
+
+      b1.kill('SIGKILL');
+      await b1.exited;
+
+      // While host-b is down: a steer reaches a session of host-b that waits in its tool step, one of its
+      // sessions answers a followup whole, another's model step answers and its tool step waits.
+      const steered = busyB[0] as string;
+      await trial.send(steered, {
+        kind: 'steer',
+        messageId: `${tagOf(steered)}-steer`,
+        content: `[${tagOf(steered)}] t1 steer: keep the answer short.`,
+      });
+      await trial.send(quietText, {
+        kind: 'followup',
+        messageId: `${tagOf(quietText)}-q1`,
+        content: `[${tagOf(quietText)}] q1: answer in one line.`,
+      });
+      await trial.send(quietTool, {
+        kind: 'followup',
+        messageId: `${tagOf(quietTool)}-q2`,
+        content: `[${tagOf(quietTool)}] q2: echo something.`,
+      });
+      const whileDown = async () => {
+        const textLog = await until(
+          `${quietText}'s turn while host-b is down`,
+          () => store.read(quietText),
+          (log) => turnEnds(log).length > 0,
+          60_000,
+        );
+        expect(turnEnds(textLog)).toEqual(['1:completed']);
+        await until(
+          `${quietTool}'s tool step to wait for host-b`,
+          () => pendingActivities(client, quietTool),
+          (pending) => pending.some((a) => a.type === 'toolStep' && a.state === 'SCHEDULED'),
+          60_000,
+        );
+        // The other hosts' sessions finish their turns without host-b (a model step host-b's worker was
+        // running is retried elsewhere once its heartbeat times out).
+        for (const id of others) {
+          const log = await until(
+            `${id}'s turn`,
+            () => store.read(id),
+            (l) => turnEnds(l).length > 0,
+            60_000,
+          );
+          expect(turnEnds(log), id).toEqual(['1:completed']);
+        }
+        // Host-b's tool steps timed out on the dead worker and wait, rescheduled, for a worker of host-b.
+        for (const id of busyB) {
+          await until(
+            `${id}'s tool step to be rescheduled`,
+            () => pendingActivities(client, id),
+            (pending) => pending.some((a) => a.type === 'toolStep' && a.state === 'SCHEDULED' && a.attempt >= 2),
+            60_000,
+          );
+        }
+      };
+      await whileDown().catch(async (error: unknown) => {
+        throw await diagnose(trial, all, error);
+      });
+      const deadPids = fleet.pids('host-b');
+      for (const id of [quietText, quietTool]) {
+        const modelPids = pidsOf(await activityRuns(client, id), 'modelStep');
+        expect(modelPids.length, id).toBeGreaterThan(0);
+        for (const pid of modelPids) expect(fleet.hostOfPid(pid), `${id}: model step on pid ${pid}`).not.toBe('host-b');
+      }
+      for (const id of busyB) {
+        const log = await store.read(id);
+        expect(toolResult(log, `${tagOf(id)}-sleep`), id).toBeUndefined();
+        expect(pidsOf(await activityRuns(client, id), 'toolStep'), id).toEqual([]);
+      }
+      expect(deadPids).toEqual([b1.pid]);
+
+      // A replacement for host-b: the waiting tool steps run there, and every turn ends.
+      const b2 = await fleet.start('host-b');
+      const logs = await untilAllSettled(trial, store, all, SETTLE_TIMEOUT_MS).catch(async (error: unknown) => {
+        throw await diagnose(trial, all, error);
+      });
+      const runs = trial.toolRuns();
+      for (const id of all) {
+        const log = logs.get(id) ?? [];
+        const host = hostOf.get(id) ?? '';
+        expect(turnEnds(log), id).toEqual(['1:completed']);
+        const history = await activityRuns(client, id);
+        // Tool steps only ever on the session's host queue, run by that host's workers.
+        for (const run of history.filter((r) => r.type === 'toolStep')) {
+          expect(run.taskQueue, id).toBe(fleet.queue(host));
+          expect(fleet.hostOfPid(pidOfIdentity(run.identity)), `${id}: tool step by ${run.identity}`).toBe(host);
+        }
+        if (id === quietTool || busyB.includes(id)) {
+          expect(pidsOf(history, 'toolStep').at(-1), id).toBe(b2.pid);
+        }
+      }
+      for (const id of busyB) {
+        const log = logs.get(id) ?? [];
+        const callId = `${tagOf(id)}-sleep`;
+        // The sleep running when its worker died: outcome unknown, never run again.
+        expect(toolResult(log, callId), id).toMatchObject({ status: 'interrupted', output: TOOL_OUTCOME_UNKNOWN });
+        expect(
+          runs.filter((r) => r === callId),
+          id,
+        ).toEqual([callId]);
+        expect(toolResult(log, `${tagOf(id)}-echo`), id).toMatchObject({ status: 'ok' });
+      }
+      const steerLog = logs.get(steered) ?? [];
+      expect(ofType(steerLog, 'user/message').map((m) => m.messageId)).toContain(`${tagOf(steered)}-steer`);
+      expect(toolResult(logs.get(quietTool) ?? [], `${tagOf(quietTool)}-q2-echo`)).toMatchObject({ status: 'ok' });
+
+      expectClean(await checkSessions(trial, store, client, all, tagOf));
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+});
