@@ -2,7 +2,7 @@
 // claimed messages as user messages, header), then build the request, pass the gate, record the wire
 // digest, call the provider and log its answer. A retry resumes at the first missing piece; an answer
 // already in the log is returned without calling the provider.
-import { CancelledFailure } from '@temporalio/activity';
+import { CancelledFailure, cancellationDetails } from '@temporalio/activity';
 import { buildSessionRequest, DhError, type EventDraft } from '../core/index.js';
 import { toWireBody } from '../providers/wire-body.js';
 import type { AppendOutcome, ModelStepInput, ModelStepOutcome } from '../shared/activity-contracts.js';
@@ -89,6 +89,10 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
       },
     });
     const message = result.message;
+    // Only the workflow's interrupt keeps a partial answer. A cut for any other reason (the worker draining
+    // on SIGTERM, a heartbeat timeout) fails the attempt with nothing logged, so the retry asks again.
+    if (message.interrupted && cancellationDetails()?.cancelRequested !== true)
+      throw new CancelledFailure('the stream was cut by a cancellation the workflow did not ask for');
     const drafts: EventDraft[] = [
       {
         type: 'assistant/message',
