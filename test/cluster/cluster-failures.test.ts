@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TOOL_OUTCOME_UNKNOWN, type SessionEvent } from '../../src/core/index.js';
 import type { Script } from '../../src/scripted-provider/script.js';
 import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
+import { sleep } from '../helpers/chaos/chaos-messages.js';
 import { ZERO_COUNTS } from '../helpers/chaos/check-trial.js';
 import {
   activityRuns,
@@ -112,7 +113,7 @@ describe('cluster failures: three hosts on temporal-server with PostgreSQL', () 
   it(
     "a host's worker SIGKILLed: its tool steps wait for a worker of that host, its sessions' model steps go on elsewhere",
     async ({ onTestFinished }) => {
-      const sleepMs = 15_000;
+      const sleepMs = 20_000;
       const replies: Reply[] = [];
       for (let i = 0; i < 40; i++) {
         const k = `k${i}`;
@@ -291,6 +292,237 @@ describe('cluster failures: three hosts on temporal-server with PostgreSQL', () 
       const steerLog = logs.get(steered) ?? [];
       expect(ofType(steerLog, 'user/message').map((m) => m.messageId)).toContain(`${tagOf(steered)}-steer`);
       expect(toolResult(logs.get(quietTool) ?? [], `${tagOf(quietTool)}-q2-echo`)).toMatchObject({ status: 'ok' });
+
+      expectClean(await checkSessions(trial, store, client, all, tagOf));
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'the Temporal server SIGKILLed and restarted mid-run: every turn completes, nothing lost or twice',
+    async ({ onTestFinished }) => {
+      // Even sessions stream a ~4 s answer; odd ones echo, then sleep (non-idempotent) or nap (idempotent) 5 s.
+      const tool = (i: number) => (i % 4 === 1 ? 'sleep' : 'nap');
+      const replies: Reply[] = [];
+      for (let i = 0; i < 12; i++) {
+        const r = `r${i}`;
+        if (i % 2 === 1)
+          replies.push({
+            match: { lastUserContains: `[${r}] t1` },
+            toolCalls: [
+              { id: `${r}-echo`, name: 'echo', arguments: { text: r } },
+              { id: `${r}-${tool(i)}`, name: tool(i), arguments: { ms: 5_000 } },
+            ],
+          });
+        replies.push(
+          {
+            match: { lastUserContains: `[${r}] t1` },
+            text: `${r} answers slowly. `.repeat(8),
+            chunkSize: 4,
+            chunkDelayMs: 100,
+            repeat: 3,
+          },
+          { match: { lastUserContains: `[${r}] t2` }, text: `${r}: after the restart.`, repeat: 3 },
+        );
+      }
+      const trial = await trialOf('server-restart', { models: [TEST_MODEL], mode: 'match', replies }, onTestFinished);
+      await Promise.all(HOSTS.map((h) => trial.fleet.start(h)));
+      const all = Array.from({ length: 12 }, (_, i) => trial.sessionId(`r${i}`));
+      await Promise.all(
+        all.map((id) =>
+          trial.send(id, { kind: 'followup', messageId: `${tagOf(id)}-t1`, content: `[${tagOf(id)}] t1: go.` }, true),
+        ),
+      );
+
+      // The moment: every session is in its first turn, several streaming and several in their tools.
+      const streaming = (log: readonly SessionEvent[]) =>
+        ofType(log, 'request/sent').length > 0 && ofType(log, 'assistant/message').length === 0;
+      const inTools = (log: readonly SessionEvent[], id: string) => {
+        const i = Number(tagOf(id).slice(1));
+        return running(log, `${tagOf(id)}-${tool(i)}`);
+      };
+      const atMoment = await until(
+        'sessions streaming and in tools at once',
+        () => Promise.all(all.map((id) => store.read(id).catch(() => [] as SessionEvent[]))),
+        (logs) =>
+          logs.every((log) => ofType(log, 'turn/start').length > 0) &&
+          logs.filter(streaming).length >= 3 &&
+          logs.filter((log, i) => inTools(log, all[i] ?? '')).length >= 3,
+        60_000,
+      ).catch(async (error: unknown) => {
+        throw await diagnose(trial, all, error);
+      });
+      const cutStreams = all.filter((_, i) => streaming(atMoment[i] ?? []));
+      const cutTools = all.filter((id, i) => inTools(atMoment[i] ?? [], id));
+      console.log(`server restart: ${cutStreams.length} sessions streaming, ${cutTools.length} in tools`);
+
+      await testCluster.cluster.restart();
+      // Messages right after the restart: each is sent until the server acknowledges it.
+      await Promise.all(
+        all.map((id) =>
+          trial.send(id, {
+            kind: 'followup',
+            messageId: `${tagOf(id)}-t2`,
+            content: `[${tagOf(id)}] t2: still there?`,
+          }),
+        ),
+      );
+      const logs = await untilAllSettled(trial, store, all, SETTLE_TIMEOUT_MS).catch(async (error: unknown) => {
+        throw await diagnose(trial, all, error);
+      });
+      const runs = trial.toolRuns();
+      for (const id of all) {
+        const log = logs.get(id) ?? [];
+        expect(turnEnds(log), id).toEqual(['1:completed', '2:completed']);
+        expect(
+          ofType(log, 'user/message').map((m) => m.messageId),
+          id,
+        ).toEqual([`${tagOf(id)}-t1`, `${tagOf(id)}-t2`]);
+      }
+      for (const id of cutTools) {
+        const i = Number(tagOf(id).slice(1));
+        const callId = `${tagOf(id)}-${tool(i)}`;
+        const result = toolResult(logs.get(id) ?? [], callId);
+        // A sleep runs once (its outcome unknown if its completion was lost with the server); a nap may run again.
+        if (tool(i) === 'sleep') {
+          expect(
+            runs.filter((r) => r === callId),
+            id,
+          ).toEqual([callId]);
+          expect(['ok', 'interrupted'], `${id}: ${result?.status}`).toContain(result?.status);
+        } else {
+          expect(result, id).toMatchObject({ status: 'ok' });
+        }
+      }
+      for (const id of cutStreams) {
+        const answer = ofType(logs.get(id) ?? [], 'assistant/message').find((m) => m.turn === 1);
+        expect(answer?.content, id).toBe(`${tagOf(id)} answers slowly. `.repeat(8));
+      }
+
+      expectClean(await checkSessions(trial, store, client, all, tagOf));
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'a rolling restart of the three workers under load (SIGTERM drain, then a new worker per host): nothing lost',
+    async ({ onTestFinished }) => {
+      const turns = ['t1', 't2', 't3'];
+      const answer = (w: string, t: string) => `${w} ${t} answer. `.repeat(6);
+      const replies: Reply[] = [];
+      for (let i = 0; i < 15; i++) {
+        for (const t of turns) {
+          const w = `w${i}`;
+          replies.push(
+            {
+              match: { lastUserContains: `[${w}] ${t}` },
+              toolCalls: [
+                { id: `${w}-${t}-nap`, name: 'nap', arguments: { ms: 1_200 } },
+                { id: `${w}-${t}-sleep`, name: 'sleep', arguments: { ms: 500 } },
+              ],
+            },
+            // ~2 s of stream: long enough for a drain to find answers in flight.
+            {
+              match: { lastUserContains: `[${w}] ${t}` },
+              text: answer(w, t),
+              chunkSize: 6,
+              chunkDelayMs: 80,
+              repeat: 4,
+            },
+          );
+        }
+      }
+      const trial = await trialOf('rolling', { models: [TEST_MODEL], mode: 'match', replies }, onTestFinished);
+      const { fleet } = trial;
+      await Promise.all(HOSTS.map((h) => fleet.start(h)));
+      const all = Array.from({ length: 15 }, (_, i) => trial.sessionId(`w${i}`));
+
+      // Each session: its first followup at once, the second and a steer while the first turns run, a
+      // third later — all while the workers restart one by one.
+      const senders = all.map(async (id, i) => {
+        const w = tagOf(id);
+        await trial.send(id, { kind: 'followup', messageId: `${w}-t1`, content: `[${w}] t1: nap and sleep.` }, true);
+        await sleep(2_000 + i * 200);
+        await trial.send(id, { kind: 'followup', messageId: `${w}-t2`, content: `[${w}] t2: once more.` });
+        await sleep(3_000);
+        await trial.send(id, { kind: 'steer', messageId: `${w}-steer`, content: `[${w}] t2 steer: be brief.` });
+        await sleep(4_000);
+        await trial.send(id, { kind: 'followup', messageId: `${w}-t3`, content: `[${w}] t3: a last time.` });
+      });
+      const sent = Promise.all(senders);
+      sent.catch(() => undefined);
+
+      await until(
+        'every session to start its first turn',
+        () => Promise.all(all.map((id) => store.read(id).catch(() => [] as SessionEvent[]))),
+        (logs) => logs.every((log) => ofType(log, 'turn/start').length > 0),
+        60_000,
+      ).catch(async (error: unknown) => {
+        throw await diagnose(trial, all, error);
+      });
+      const restarts: string[] = [];
+      const startedAt = Date.now();
+      for (const host of HOSTS) {
+        const old = fleet.current(host);
+        // A drained worker exits by itself (code 0); a SIGKILL after the grace period would fail here.
+        const exit = await old.stop(30_000);
+        expect(exit, `${host}'s worker (pid ${old.pid}) on SIGTERM:\n${old.output()}`).toEqual({
+          code: 0,
+          signal: null,
+        });
+        const next = await fleet.start(host);
+        restarts.push(`${host}: ${old.pid} -> ${next.pid}`);
+        await sleep(1_500);
+      }
+      const rolledMs = Date.now() - startedAt;
+      await sent;
+
+      const logs = await untilAllSettled(trial, store, all, SETTLE_TIMEOUT_MS).catch(async (error: unknown) => {
+        throw await diagnose(trial, all, error);
+      });
+      const cut: string[] = [];
+      for (const id of all) {
+        const log = logs.get(id) ?? [];
+        const ends = ofType(log, 'turn/end');
+        expect(ends.length, id).toBeGreaterThanOrEqual(3);
+        expect(
+          ends.filter((e) => e.reason !== 'completed').map((e) => `${e.turn}:${e.reason}`),
+          id,
+        ).toEqual([]);
+        // Each accepted message entered the transcript exactly once.
+        expect(
+          ofType(log, 'user/message')
+            .map((m) => m.messageId)
+            .sort(),
+          id,
+        ).toEqual(
+          trial
+            .acked(id)
+            .map((m) => m.messageId)
+            .sort(),
+        );
+        // Every answer is whole: a drained worker's stream is asked for again, never logged cut short.
+        for (const message of ofType(log, 'assistant/message').filter((m) => m.interrupted)) {
+          const after = log.filter((e) => e.seq > message.seq && 'turn' in e && e.turn === message.turn);
+          cut.push(
+            `${id}: step ${message.turn}.${message.step} logged cut short (${JSON.stringify(message.content)}, ` +
+              `${message.toolCalls.length} tool calls), then: ${after.map((e) => e.type).join(', ')}`,
+          );
+        }
+        const host = fleet.hostOfPid(pidsOf(await activityRuns(client, id), 'toolStep')[0] ?? NaN);
+        for (const run of (await activityRuns(client, id)).filter((r) => r.type === 'toolStep' && r.identity)) {
+          expect(fleet.hostOfPid(pidOfIdentity(run.identity)), `${id}: tool step by ${run.identity}`).toBe(host);
+        }
+      }
+      const bodies = trial.provider
+        .requests()
+        .filter((r) => r.path.endsWith('/chat/completions'))
+        .map((r) => r.body);
+      console.log(
+        `rolling restart: ${restarts.join(', ')}; ${bodies.length - new Set(bodies).size} requests asked again, ` +
+          `${cut.length} answers cut short; rolled in ${rolledMs} ms, settled in ${Date.now() - startedAt} ms`,
+      );
+      expect(cut).toEqual([]);
 
       expectClean(await checkSessions(trial, store, client, all, tagOf));
     },
