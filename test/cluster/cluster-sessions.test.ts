@@ -10,11 +10,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { SessionClient } from '../../src/client/session-client.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { sessionWorkflowId } from '../../src/shared/session-messages.js';
-import { hostTaskQueue } from '../../src/shared/task-queues.js';
 import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
 import { sendThroughCli, type AckedMessage } from '../helpers/chaos/chaos-messages.js';
 import { checkTrial } from '../helpers/chaos/check-trial.js';
-import { startChildWorker, type ChildWorker, type WorkerProcessConfig } from '../helpers/child-worker.js';
+import { activityRuns, createFleet, pidOfIdentity, type Fleet } from '../helpers/cluster-fleet.js';
 import { ofType, turnEnds } from '../helpers/log-views.js';
 import { scriptedProfile, TEST_MODEL, waitForTurnEnd } from '../helpers/session-harness.js';
 import { startTestCluster, type TestCluster } from '../helpers/test-cluster.js';
@@ -69,33 +68,6 @@ async function inBatches<T, R>(items: readonly T[], parallel: number, each: (ite
   return results;
 }
 
-interface Started {
-  readonly activity: string;
-  readonly taskQueue: string;
-  readonly identity: string;
-}
-
-/** Each activity of a session's history (all its runs): its type, the queue it was scheduled on, who ran it. */
-async function activitiesOf(client: Client, sessionId: string): Promise<Started[]> {
-  const found: Started[] = [];
-  for await (const execution of client.workflow.list({ query: `WorkflowId = "${sessionWorkflowId(sessionId)}"` })) {
-    const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
-    const scheduled = new Map<string, { activity: string; taskQueue: string }>();
-    for (const event of history.events ?? []) {
-      const s = event.activityTaskScheduledEventAttributes;
-      if (s)
-        scheduled.set(String(event.eventId), {
-          activity: s.activityType?.name ?? '',
-          taskQueue: s.taskQueue?.name ?? '',
-        });
-      const started = event.activityTaskStartedEventAttributes;
-      const of = started ? scheduled.get(String(started.scheduledEventId)) : undefined;
-      if (started && of) found.push({ ...of, identity: started.identity ?? '' });
-    }
-  }
-  return found;
-}
-
 describe('a production-shaped cluster: temporal-server on PostgreSQL, three worker hosts', () => {
   const run = `${process.pid.toString(36)}${Date.now().toString(36)}`;
   const sessionId = (i: number) => `cs-${run}-${i}`;
@@ -105,7 +77,7 @@ describe('a production-shaped cluster: temporal-server on PostgreSQL, three work
   let store: PostgresSessionStore;
   let client: Client;
   let dir: string;
-  const workers = new Map<string, ChildWorker>();
+  let fleet: Fleet;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'dh-cluster-sessions-'));
@@ -124,25 +96,19 @@ describe('a production-shaped cluster: temporal-server on PostgreSQL, three work
     cleanups.push(() => connection.close());
     client = new Client({ connection, namespace: testCluster.cluster.namespace });
     writeFileSync(join(dir, 'tool-runs.log'), '');
-    const started = await Promise.all(
-      HOSTS.map(async (hostId) => {
-        const config: WorkerProcessConfig = {
-          address: testCluster.cluster.address,
-          namespace: testCluster.cluster.namespace,
-          taskQueue: TASK_QUEUE,
-          workflowBundlePath: inject('workflowBundlePath'),
-          storePath: join(dir, 'unused.db'),
-          storeUrl: testCluster.storeUrl,
-          providerBaseURL: provider.url,
-          runLog: join(dir, 'tool-runs.log'),
-          idleTimeoutMs: 30_000,
-          hostId,
-        };
-        return [hostId, await startChildWorker(config, { readyTimeoutMs: 120_000 })] as const;
-      }),
-    );
-    for (const [hostId, worker] of started) workers.set(hostId, worker);
-    cleanups.push(() => Promise.all([...workers.values()].map((w) => w.stop(5_000))));
+    fleet = createFleet({
+      address: testCluster.cluster.address,
+      namespace: testCluster.cluster.namespace,
+      taskQueue: TASK_QUEUE,
+      workflowBundlePath: inject('workflowBundlePath'),
+      storePath: join(dir, 'unused.db'),
+      storeUrl: testCluster.storeUrl,
+      providerBaseURL: provider.url,
+      runLog: join(dir, 'tool-runs.log'),
+      idleTimeoutMs: 30_000,
+    });
+    cleanups.push(() => fleet.stopAll(5_000));
+    await Promise.all(HOSTS.map((hostId) => fleet.start(hostId)));
   }, 240_000);
 
   afterAll(async () => {
@@ -164,8 +130,7 @@ describe('a production-shaped cluster: temporal-server on PostgreSQL, three work
       const lines = await Promise.all(
         ids.map(async (i) => `${sessionId(i)}: ${turnEnds(await store.read(sessionId(i)).catch(() => [])).join(' ')}`),
       );
-      const out = [...workers].map(([host, w]) => `${host} (pid ${w.pid}):\n${w.output()}`);
-      return new Error([(error as Error).message, ...lines, ...out, testCluster.cluster.output()].join('\n'), {
+      return new Error([(error as Error).message, ...lines, fleet.outputs(), testCluster.cluster.output()].join('\n'), {
         cause: error,
       });
     };
@@ -232,8 +197,8 @@ describe('a production-shaped cluster: temporal-server on PostgreSQL, three work
       .map((r) => r.body);
     const toolRuns = readFileSync(join(dir, 'tool-runs.log'), 'utf8').split('\n').filter(Boolean);
     const hostOf = new Map<number, string>();
-    const pidsOf = new Map(HOSTS.map((host) => [hostTaskQueue(TASK_QUEUE, host), new Set([workers.get(host)?.pid])]));
-    const modelStepRanOn = new Set<number | undefined>();
+    const pidsOf = new Map(HOSTS.map((host) => [fleet.queue(host), new Set(fleet.pids(host))]));
+    const modelStepRanOn = new Set<number>();
     let modelStepsAway = 0;
     for (const [i, events] of logs.entries()) {
       const id = sessionId(i);
@@ -255,8 +220,8 @@ describe('a production-shaped cluster: temporal-server on PostgreSQL, three work
       expect(check.audited, id).toBe(true);
 
       // Tool steps ran on the session's host only; model steps on whichever worker took them.
-      const activities = await activitiesOf(client, id);
-      const toolSteps = activities.filter((a) => a.activity === 'toolStep');
+      const activities = await activityRuns(client, id);
+      const toolSteps = activities.filter((a) => a.type === 'toolStep');
       expect(toolSteps.length, id).toBeGreaterThan(0);
       const queues = new Set(toolSteps.map((a) => a.taskQueue));
       expect(queues.size, id).toBe(1);
@@ -264,9 +229,9 @@ describe('a production-shaped cluster: temporal-server on PostgreSQL, three work
       const hostPids = pidsOf.get(queue);
       expect(hostPids, `${id} tool queue ${queue}`).toBeDefined();
       hostOf.set(i, queue);
-      for (const step of toolSteps) expect(hostPids?.has(Number(step.identity.split('@')[0])), id).toBe(true);
-      for (const step of activities.filter((a) => a.activity === 'modelStep')) {
-        const pid = Number(step.identity.split('@')[0]);
+      for (const step of toolSteps) expect(hostPids?.has(pidOfIdentity(step.identity)), id).toBe(true);
+      for (const step of activities.filter((a) => a.type === 'modelStep')) {
+        const pid = pidOfIdentity(step.identity);
         modelStepRanOn.add(pid);
         if (!hostPids?.has(pid)) modelStepsAway++;
       }
@@ -274,7 +239,7 @@ describe('a production-shaped cluster: temporal-server on PostgreSQL, three work
     // The sessions are spread over all three hosts, and the model queue is shared: every worker ran model
     // steps, many of them for sessions of other hosts.
     expect(new Set(hostOf.values()).size).toBe(HOSTS.length);
-    expect([...modelStepRanOn].sort()).toEqual([...workers.values()].map((w) => w.pid).sort());
+    expect([...modelStepRanOn].sort()).toEqual(HOSTS.flatMap((host) => fleet.pids(host)).sort());
     expect(modelStepsAway).toBeGreaterThan(0);
     // Each non-idempotent sleep ran once.
     for (const i of ids)
