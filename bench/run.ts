@@ -16,6 +16,7 @@ import { firstTokenBench } from './first-token.bench.js';
 import { dhRunStepsBench } from './dh-run-steps.bench.js';
 import { cliStartBench } from './cli-start.bench.js';
 import { workerStartBench } from './worker-start.bench.js';
+import { clusterBench } from './cluster.bench.js';
 
 const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   append: storeAppendBench,
@@ -31,6 +32,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   'dh-run': () => dhRunStepsBench(),
   'cli-start': () => cliStartBench(),
   'worker-start': () => workerStartBench(),
+  cluster: () => clusterBench(),
 };
 
 const onlyIndex = process.argv.indexOf('--only');
