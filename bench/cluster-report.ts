@@ -28,6 +28,9 @@ export interface UnitCosts {
   readonly sessionsBytes: number;
   /** VmRSS of a fresh worker process: idle, after `sessions` one-turn sessions, after twice as many. */
   readonly rss: { idle: number; first: number; second: number; sessions: number };
+  /** The same with the worker's workflow cache capped at `evictingCache`. */
+  readonly rssEvicted: { idle: number; first: number; second: number; sessions: number };
+  readonly evictingCache: number;
 }
 
 export interface ClusterReport {
@@ -99,7 +102,9 @@ export function clusterSections(report: ClusterReport): BenchSection[] {
       `(1 process: ${fmt(med('ours', 1, (r) => r.busyCores))} and ${fmt(med('bare', 1, (r) => r.busyCores))}).`,
   ];
 
-  const { rss } = units;
+  const { rss, rssEvicted, evictingCache } = units;
+  // RSS does not shrink per session: a fall means no per-session cost stands out from the heap's own swings.
+  const perEvicted = (rssEvicted.second - rssEvicted.first) / rssEvicted.sessions / KIB;
   const storeBytes = units.eventsBytes + units.sessionsBytes;
   const unitRows = [
     `| PostgreSQL store, bytes per logged event (events + sessions tables, with indexes and TOAST) | ` +
@@ -139,6 +144,10 @@ export function clusterSections(report: ClusterReport): BenchSection[] {
     `| worker process RSS per cached session | ${fmt((rss.second - rss.first) / rss.sessions / KIB, 0)} KiB | ` +
       `${rss.sessions} → ${2 * rss.sessions} one-turn idle sessions (${fmt(rss.first / MIB, 0)} → ` +
       `${fmt(rss.second / MIB, 0)} MiB); 0 → ${rss.sessions}: ${fmt((rss.first - rss.idle) / rss.sessions / KIB, 0)} KiB |`,
+    `| worker process RSS per evicted session (workflow cache capped at ${evictingCache}) | ` +
+      `${perEvicted > 0 ? '' : 'none measurable: '}${fmt(perEvicted, 0)} KiB | the same on a fresh worker ` +
+      `with \`maxCachedWorkflows: ${evictingCache}\` (${fmt(rssEvicted.first / MIB, 0)} → ${fmt(rssEvicted.second / MIB, 0)} MiB); ` +
+      `0 → ${rssEvicted.sessions}: ${fmt((rssEvicted.first - rssEvicted.idle) / rssEvicted.sessions / KIB, 0)} KiB |`,
   ];
 
   const command = 'npm run bench -- --only cluster';

@@ -43,6 +43,9 @@ function fleet(start: (index: number) => Promise<Proc>) {
   };
 }
 
+/** The workflow cache of the evicted-sessions worker: far fewer than the sessions it serves. */
+const EVICTING_CACHE = 10;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function clusterBench(
@@ -60,7 +63,7 @@ export async function clusterBench(
   const labels: string[] = [];
   for (let w = 0; w < 2 * rounds * maxWorkers + 1; w++) labels.push(...sessionIds(`warm${w}`, warmSessions));
   for (let r = 0; r < rounds; r++) for (const n of counts) labels.push(...sessionIds(`r${r}w${n}`, sessions));
-  labels.push(...sessionIds('rss1', sessions), ...sessionIds('rss2', sessions));
+  labels.push(...['rss1', 'rss2', 'evicted1', 'evicted2'].flatMap((label) => sessionIds(label, sessions)));
   const replies = labels.flatMap((id) => turnReplies(`task ${id}:`, toolSteps));
 
   const [postgres, binaries, bundle, bareCode, provider] = await Promise.all([
@@ -208,22 +211,29 @@ export async function clusterBench(
     await ours.resize(0);
     await bare.resize(0);
 
-    // RSS per cached session: one fresh worker on a queue of its own, idle, then with 100 and 200 sessions.
-    const rssWorker = await startChildWorker(workerConfig('host-rss', `${taskQueue}-rss`));
-    let rss: UnitCosts['rss'];
-    try {
-      await sleep(3_000);
-      const idle = vmRssBytes(rssWorker.pid);
-      await runSessions(sessionIds('rss1', sessions), `${taskQueue}-rss`);
-      await sleep(2_000);
-      const first = vmRssBytes(rssWorker.pid);
-      await runSessions(sessionIds('rss2', sessions), `${taskQueue}-rss`);
-      await sleep(2_000);
-      const second = vmRssBytes(rssWorker.pid);
-      rss = { idle, first, second, sessions };
-    } finally {
-      await rssWorker.stop();
-    }
+    // RSS per session: a fresh worker on a queue of its own, idle, then with 100 and 200 sessions; once with the
+    // SDK's workflow cache (every session stays cached), once capped at EVICTING_CACHE (all but a few evicted).
+    const rssOf = async (label: string, maxCachedWorkflows?: number): Promise<UnitCosts['rss']> => {
+      const queue = `${taskQueue}-${label}`;
+      const worker = await startChildWorker({
+        ...workerConfig(`host-${label}`, queue),
+        ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
+      });
+      try {
+        await sleep(3_000);
+        const idle = vmRssBytes(worker.pid);
+        await runSessions(sessionIds(`${label}1`, sessions), queue);
+        await sleep(2_000);
+        const first = vmRssBytes(worker.pid);
+        await runSessions(sessionIds(`${label}2`, sessions), queue);
+        await sleep(2_000);
+        return { idle, first, second: vmRssBytes(worker.pid), sessions };
+      } finally {
+        await worker.stop();
+      }
+    };
+    const rss = await rssOf('rss');
+    const rssEvicted = await rssOf('evicted', EVICTING_CACHE);
 
     const storeRow = (
       await store.query<{ events: string; sessions: string; events_bytes: string; sessions_bytes: string }>(
@@ -237,6 +247,8 @@ export async function clusterBench(
       eventsBytes: Number(storeRow?.events_bytes),
       sessionsBytes: Number(storeRow?.sessions_bytes),
       rss,
+      rssEvicted,
+      evictingCache: EVICTING_CACHE,
     };
     return clusterSections({
       runs,

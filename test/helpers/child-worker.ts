@@ -30,6 +30,8 @@ export interface WorkerProcessConfig {
   readonly storeUrl?: string;
   /** With the `continue-as-new` failpoint armed: how long after a `turn/end` append the worker dies (default 20 ms). */
   readonly continueAsNewKillDelayMs?: number;
+  /** The SDK's workflow cache size (`DH_WORKFLOW_CACHE_MAX` of `dh worker`); the SDK's default when absent. */
+  readonly maxCachedWorkflows?: number;
   /** Offers the `delegate` tool with this depth limit (what DH_SUBAGENT_DEPTH does for `dh worker`); none when absent or 0. */
   readonly subagentDepth?: number;
 }

@@ -72,6 +72,7 @@ const worker = await createSessionWorker({
     heartbeatMs: config.heartbeatMs ?? 500,
   },
   ...(config.hostId !== undefined ? { hostId: config.hostId } : {}),
+  ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
 });
 
 const running = worker.run();
