@@ -27,6 +27,7 @@ import {
   type ClusterTrial,
   type SessionCheck,
 } from '../helpers/cluster-trial.js';
+import { ofType, turnEnds } from '../helpers/log-views.js';
 import { TEST_MODEL } from '../helpers/session-harness.js';
 import { startTestCluster, type TestCluster } from '../helpers/test-cluster.js';
 
@@ -36,9 +37,6 @@ const SCENARIO_TIMEOUT_MS = 180_000;
 const SETTLE_TIMEOUT_MS = 100_000;
 
 type Reply = Script['replies'][number];
-const ofType = <T extends SessionEvent['type']>(events: readonly SessionEvent[], type: T) =>
-  events.filter((e): e is Extract<SessionEvent, { type: T }> => e.type === type);
-const turnEnds = (events: readonly SessionEvent[]) => ofType(events, 'turn/end').map((e) => `${e.turn}:${e.reason}`);
 const toolResult = (events: readonly SessionEvent[], callId: string) =>
   ofType(events, 'tool/result').find((r) => r.callId === callId);
 const running = (events: readonly SessionEvent[], callId: string) =>
