@@ -1,5 +1,6 @@
 // The `dh` command line: parses arguments (commander) and dispatches to one module per command group.
 import { Command } from 'commander';
+import { registerChatCommand } from './commands/chat-command.js';
 import { registerCodecServerCommand } from './commands/codec-server.js';
 import { registerMcpCommand } from './commands/mcp-command.js';
 import { registerOperatorCommands } from './commands/operator-commands.js';
@@ -12,6 +13,7 @@ export function buildProgram(): Command {
     .description('durable-harness: durable agent sessions on Temporal')
     .showHelpAfterError();
   registerSessionCommands(program);
+  registerChatCommand(program);
   registerOperatorCommands(program);
   registerScriptedProviderCommand(program);
   registerCodecServerCommand(program);

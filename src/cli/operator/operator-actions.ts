@@ -59,7 +59,8 @@ export function configuredProfile(config: WorkerConfig): ProviderProfile | undef
   }
 }
 
-function readerFor(config: WorkerConfig) {
+/** Reads the image attachments a log references (the audit checks their digests). */
+export function attachmentReader(config: WorkerConfig) {
   const attachments = new AttachmentStore(attachmentRoot(config));
   return (ref: Parameters<AttachmentStore['get']>[0]) => attachments.get(ref);
 }
@@ -120,7 +121,7 @@ async function showStep(sessionId: string, ref: StepRef, json: boolean): Promise
     const profile = configuredProfile(config);
     return deriveSentRequest(sessionId, events, sent, {
       ...(profile !== undefined ? { profile } : {}),
-      readAttachment: readerFor(config),
+      readAttachment: attachmentReader(config),
     });
   });
   if (!derived.wire) throw new DhError('REQUEST_UNDERIVABLE', requestHeading(derived), { sessionId });
@@ -149,7 +150,7 @@ export async function auditCommand(sessionId: string, options: { json?: boolean;
         ...(profile !== undefined ? { profile } : {}),
         ...(temporal?.client ? { client: temporal.client } : {}),
         ...(config.logKey !== undefined ? { logKey: config.logKey } : {}),
-        readAttachment: readerFor(config),
+        readAttachment: attachmentReader(config),
       });
       if (options.json) await writeOut(`${JSON.stringify(report, null, 2)}\n`);
       else {
@@ -171,7 +172,7 @@ export async function replayCommand(sessionId: string, options: { json?: boolean
     const profile = configuredProfile(config);
     const steps = await deriveSentRequests(sessionId, events, {
       ...(profile !== undefined ? { profile } : {}),
-      readAttachment: readerFor(config),
+      readAttachment: attachmentReader(config),
     });
     let failed = 0;
     let previous: (typeof steps)[number] | undefined;

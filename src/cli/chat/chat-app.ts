@@ -1,0 +1,142 @@
+// The `dh chat` screen on Ink: the transcript printed once into the terminal's scrollback, then a live area
+// that redraws — the step streaming now, what waits in each queue, a call awaiting approval, the input line
+// and the keys. Keys go to the controller; an Esc acts only after ESC_DELAY_MS without a following key.
+import { Box, Static, Text, useApp, useInput } from 'ink';
+import { createElement as h, useEffect, useRef, useState, type ReactElement } from 'react';
+import type { ChatLine, LineKind } from './chat-model.js';
+import type { ChatController } from './chat-controller.js';
+import { EMPTY_INPUT, editInput, fateOf, messageText, parseSlash, type InputState } from './chat-input.js';
+
+/**
+ * Terminals send Alt+key as Esc followed by the key, and over SSH the two may arrive apart: an Esc is an
+ * interrupt only when no key follows it within this time.
+ */
+export const ESC_DELAY_MS = 250;
+
+const COLOR: Readonly<Record<LineKind, string | undefined>> = {
+  user: 'cyan',
+  assistant: undefined,
+  tool: 'gray',
+  note: 'gray',
+  warn: 'yellow',
+};
+
+const QUEUE_LABEL = { step: 'next step', turn: 'next turn', context: 'context' } as const;
+
+export function ChatApp({ controller }: { readonly controller: ChatController }): ReactElement {
+  const { exit } = useApp();
+  const model = controller.model;
+  const [, setVersion] = useState(0);
+  const [input, setInput] = useState<InputState>(EMPTY_INPUT);
+  const escape = useRef<NodeJS.Timeout | null>(null);
+
+  useEffect(() => {
+    const unsubscribe = controller.subscribe(() => setVersion((v) => v + 1));
+    controller.start();
+    return () => {
+      unsubscribe();
+    };
+  }, [controller]);
+
+  const submit = (key: 'enter' | 'tab') => {
+    const line = input.text;
+    if (line.trim() === '') return;
+    setInput(EMPTY_INPUT);
+    const slash = parseSlash(line);
+    if (slash !== null) void controller.command(slash);
+    else void controller.send(fateOf(key, model.openTurn !== null), messageText(line));
+  };
+
+  useInput((chars, key) => {
+    if (escape.current !== null) {
+      // A key right after Esc: an Alt chord, not an interrupt. Alt+Enter adds a line, like Ctrl-J.
+      clearTimeout(escape.current);
+      escape.current = null;
+      if (key.return) {
+        setInput((s) => editInput(s, { kind: 'insert', text: '\n' }));
+        return;
+      }
+    }
+    if (key.escape) {
+      escape.current = setTimeout(() => {
+        escape.current = null;
+        void controller.interrupt();
+      }, ESC_DELAY_MS);
+      return;
+    }
+    if (key.ctrl && chars === 'd') {
+      exit();
+      return;
+    }
+    if (key.ctrl && chars === 'c') {
+      if (model.openTurn !== null) void controller.interrupt();
+      else model.note('Ctrl-D detaches (the session keeps everything); Esc interrupts a running turn');
+      setVersion((v) => v + 1);
+      return;
+    }
+    if (key.return) return submit('enter');
+    if (key.tab) return submit('tab');
+    if (key.backspace || key.delete) return setInput((s) => editInput(s, { kind: 'backspace' }));
+    if (key.leftArrow) return setInput((s) => editInput(s, { kind: 'left' }));
+    if (key.rightArrow) return setInput((s) => editInput(s, { kind: 'right' }));
+    if (key.ctrl && chars === 'a') return setInput((s) => editInput(s, { kind: 'home' }));
+    if (key.ctrl && chars === 'e') return setInput((s) => editInput(s, { kind: 'end' }));
+    const approval = model.approvals[0];
+    if (approval !== undefined && input.text === '' && (chars === 'y' || chars === 'n')) {
+      void controller.decide(approval.callId, chars === 'y' ? 'approve' : 'deny');
+      return;
+    }
+    // Ctrl-J arrives as "\n"; a pasted block keeps its line breaks instead of sending at each "\r".
+    if (chars !== '' && (!key.ctrl || chars === '\n') && !key.meta) {
+      setInput((s) => editInput(s, { kind: 'insert', text: chars.replace(/\r\n?/g, '\n') }));
+    }
+  });
+
+  const running = model.openTurn !== null;
+  const waiting = model.waiting;
+  const approval = model.approvals[0];
+  return h(
+    Box,
+    { flexDirection: 'column' },
+    h(Static<ChatLine>, {
+      items: [...model.linesFrom(0)],
+      children: (line: ChatLine) => {
+        const color = COLOR[line.kind];
+        return h(Text, { key: line.id, ...(color !== undefined ? { color } : {}) }, line.text);
+      },
+    }),
+    model.live !== '' ? h(Text, null, model.live) : null,
+    ...waiting.map((w) =>
+      h(Text, { key: w.messageId, color: 'magenta' }, `⋯ waiting for the ${QUEUE_LABEL[w.queue]}: ${w.text}`),
+    ),
+    approval !== undefined
+      ? h(
+          Text,
+          { color: 'yellow' },
+          `⏸ ${approval.name} ${approval.args} needs approval (${approval.reason}): y approve · n deny`,
+        )
+      : null,
+    h(InputLine, { input }),
+    h(
+      Text,
+      { dimColor: true },
+      `${controller.sessionId} · ${running ? `turn ${model.openTurn} ${model.activity || 'running…'}` : 'idle'} · ` +
+        (running ? 'Enter steer · Tab after this turn · Esc interrupt' : 'Enter send') +
+        ' · Ctrl-J new line · Ctrl-D detach · /help',
+    ),
+  );
+}
+
+function InputLine({ input }: { readonly input: InputState }): ReactElement {
+  const before = input.text.slice(0, input.cursor);
+  const at = input.text.slice(input.cursor, input.cursor + 1);
+  const after = input.text.slice(input.cursor + 1);
+  // The cursor is drawn as an inverse cell; on a line break it sits at the end of the line.
+  const cursorChar = at === '' || at === '\n' ? ' ' : at;
+  return h(
+    Box,
+    null,
+    h(Text, { color: 'green' }, '› '),
+    h(Text, null, before, h(Text, { inverse: true }, cursorChar), at === '\n' ? `\n${after}` : after),
+  );
+}

@@ -1,0 +1,168 @@
+// The side of `dh chat` that talks to the session: follows its log and live deltas into a ChatModel,
+// sends the three kinds of message, interrupts, decides approvals, and runs the slash commands. The Ink
+// app (chat-app.ts) only draws the model and forwards keys here.
+import { randomUUID } from 'node:crypto';
+import { auditSession } from '../../audit/audit-session.js';
+import { approveUpdate, compactUpdate } from '../../shared/session-messages.js';
+import type { DeltaChannel } from '../../streaming/delta-channel.js';
+import { SessionFollower } from '../../streaming/session-follower.js';
+import type { CliContext } from '../cli-context.js';
+import { forkSession } from '../operator/fork-session.js';
+import { attachmentReader, configuredProfile } from '../operator/operator-actions.js';
+import { renderAuditReport } from '../operator/render-audit.js';
+import { renderOverview, sessionOverview } from '../operator/session-overview.js';
+import { ChatModel } from './chat-model.js';
+import type { MessageFate, SlashCommand } from './chat-input.js';
+
+const POLL_MS = 50;
+const SOURCE = 'chat';
+
+export const CHAT_HELP = [
+  'Enter: steer the running turn (its next step) · while idle, start a turn',
+  'Tab: queue as a followup for after this turn · Ctrl-J: new line · Esc: interrupt · Ctrl-D: detach',
+  '/inject <text>: context that does not wake the agent · /compact · /fork · /show · /audit · /help',
+  'y / n with an empty line: approve or deny the call waiting for approval · //text sends "/text"',
+].join('\n');
+
+export class ChatController {
+  readonly model = new ChatModel();
+  readonly #listeners = new Set<() => void>();
+  readonly #follower: SessionFollower;
+  #stopped = false;
+  #loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly ctx: CliContext,
+    channel: DeltaChannel,
+    readonly sessionId: string,
+  ) {
+    this.#follower = new SessionFollower(ctx.store, channel, sessionId, { fromSeq: 0 });
+  }
+
+  /** Calls `listener` whenever the model changed; returns the unsubscribe. */
+  subscribe(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await this.#loop;
+  }
+
+  /** Sends `content` with `fate`; the transcript shows it once the session logs it. */
+  async send(fate: MessageFate, content: string): Promise<void> {
+    const messageId = `chat-${randomUUID()}`;
+    this.model.markMine(messageId);
+    const options = { messageId, source: SOURCE };
+    await this.#report(
+      fate === 'followup'
+        ? this.ctx.sessions.followup(this.sessionId, content, { ...options, start: true })
+        : fate === 'steer'
+          ? this.ctx.sessions.steer(this.sessionId, content, options)
+          : this.ctx.sessions.inject(this.sessionId, content, options),
+    );
+  }
+
+  async interrupt(): Promise<void> {
+    this.model.note('⏹ interrupting the turn… a message sent before it ends will start the next turn', 'warn');
+    this.#changed();
+    await this.#report(this.ctx.sessions.interrupt(this.sessionId, 'Esc in dh chat'));
+  }
+
+  async decide(callId: string, decision: 'approve' | 'deny'): Promise<void> {
+    await this.#report(
+      this.ctx.sessions
+        .handle(this.sessionId)
+        .executeUpdate(approveUpdate, { args: [{ callId, decision, by: SOURCE }] }),
+    );
+  }
+
+  async command(command: SlashCommand): Promise<void> {
+    switch (command.name) {
+      case 'inject':
+        return this.send('inject', command.text);
+      case 'help':
+        this.model.note(CHAT_HELP);
+        break;
+      case 'compact':
+        await this.#report(this.ctx.sessions.handle(this.sessionId).executeUpdate(compactUpdate, { args: [{}] }));
+        this.model.note('compaction requested');
+        break;
+      case 'fork': {
+        if (this.model.openTurn !== null) {
+          this.model.note('/fork: a turn is running; fork once it has ended (or interrupt it first)', 'warn');
+          break;
+        }
+        const head = await this.ctx.store.head(this.sessionId);
+        const forked = await this.#attempt(() =>
+          forkSession(this.ctx.store, this.ctx.sessions, this.sessionId, { atSeq: head }),
+        );
+        if (forked !== undefined) this.model.note(`forked at seq ${head} as ${forked}: dh chat ${forked}`);
+        break;
+      }
+      case 'show': {
+        const events = await this.ctx.store.read(this.sessionId);
+        this.model.note(renderOverview(sessionOverview(this.sessionId, events), null).trimEnd());
+        break;
+      }
+      case 'audit': {
+        const profile = configuredProfile(this.ctx.config);
+        const report = await this.#attempt(() =>
+          auditSession({
+            store: this.ctx.store,
+            sessionId: this.sessionId,
+            client: this.ctx.client,
+            readAttachment: attachmentReader(this.ctx.config),
+            ...(profile !== undefined ? { profile } : {}),
+            ...(this.ctx.config.logKey !== undefined ? { logKey: this.ctx.config.logKey } : {}),
+          }),
+        );
+        if (report !== undefined) this.model.note(renderAuditReport(report).trimEnd(), report.ok ? 'note' : 'warn');
+        break;
+      }
+      case 'unknown':
+        this.model.note(`unknown command ${command.raw.split(/\s/)[0]}: /help lists them`, 'warn');
+        break;
+    }
+    this.#changed();
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopped) {
+      const ops = await this.#follower.poll().catch((error: unknown) => {
+        // A session with no log yet (nothing sent) is not an error: its first message creates it.
+        if ((error as { code?: unknown }).code !== 'SESSION_NOT_FOUND') {
+          this.model.note(`reading the session failed: ${(error as Error).message}`, 'warn');
+        }
+        return [];
+      });
+      for (const op of ops) this.model.apply(op);
+      if (ops.length > 0) this.#changed();
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+  }
+
+  /** Runs `call`; a failure becomes a line on screen, never a crash of the chat. */
+  async #report(call: Promise<unknown>): Promise<void> {
+    await this.#attempt(() => call);
+    this.#changed();
+  }
+
+  async #attempt<T>(call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await call();
+    } catch (error) {
+      this.model.note(`✗ ${(error as Error).message}`, 'warn');
+      return undefined;
+    }
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) listener();
+  }
+}

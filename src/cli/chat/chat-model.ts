@@ -1,0 +1,201 @@
+// What `dh chat` shows, folded from the session follower's ops: finished transcript lines (printed once),
+// the step streaming now, whether a turn runs, what waits in each inbox queue, and calls awaiting approval.
+// Everything comes from the log (and live deltas), so a reattached chat shows the same state.
+import type { SessionEvent } from '../../core/index.js';
+import type { FollowOp } from '../../streaming/session-follower.js';
+import { clip, text } from '../live/live-renderer.js';
+
+export type LineKind = 'user' | 'assistant' | 'tool' | 'note' | 'warn';
+
+export interface ChatLine {
+  readonly id: number;
+  readonly kind: LineKind;
+  readonly text: string;
+}
+
+/** A message accepted by the session and not yet claimed by a step (or logged, for context). */
+export interface Waiting {
+  readonly messageId: string;
+  /** `step`: enters the running turn's next step; `turn`: starts the next turn; `context`: rides along. */
+  readonly queue: 'step' | 'turn' | 'context';
+  readonly text: string;
+}
+
+export interface PendingApproval {
+  readonly callId: string;
+  readonly name: string;
+  readonly args: string;
+  readonly reason: string;
+}
+
+export class ChatModel {
+  readonly #lines: ChatLine[] = [];
+  #nextId = 0;
+  #live = '';
+  #openTurn: number | null = null;
+  #activity = '';
+  readonly #waiting = new Map<string, Waiting>();
+  readonly #approvals = new Map<string, PendingApproval>();
+  readonly #calls = new Map<string, { name: string; args: string }>();
+  /** Message ids this chat sent, so the transcript can say "you". */
+  readonly #mine = new Set<string>();
+
+  /** Finished lines from `from` on (the app prints each once). */
+  linesFrom(from: number): readonly ChatLine[] {
+    return this.#lines.slice(from);
+  }
+
+  get lineCount(): number {
+    return this.#lines.length;
+  }
+
+  get live(): string {
+    return this.#live;
+  }
+
+  /** The turn running now, or null when the session is idle. */
+  get openTurn(): number | null {
+    return this.#openTurn;
+  }
+
+  /** What the running turn is doing ("thinking…", "running sleep…"), empty when idle. */
+  get activity(): string {
+    return this.#activity;
+  }
+
+  get waiting(): readonly Waiting[] {
+    return [...this.#waiting.values()];
+  }
+
+  get approvals(): readonly PendingApproval[] {
+    return [...this.#approvals.values()];
+  }
+
+  markMine(messageId: string): void {
+    this.#mine.add(messageId);
+  }
+
+  /** A line from the chat itself (a command's result, an error). */
+  note(line: string, kind: LineKind = 'note'): void {
+    for (const part of line.split('\n')) this.#push(kind, part);
+  }
+
+  apply(op: FollowOp): void {
+    switch (op.type) {
+      case 'text':
+        this.#live += op.text;
+        this.#activity = 'answering…';
+        return;
+      case 'reasoning':
+        this.#activity = 'reasoning…';
+        return;
+      case 'tool-delta':
+        this.#activity = `preparing ${op.name ?? 'a tool call'}…`;
+        return;
+      case 'tool-progress':
+        this.#activity = `running ${op.name} ${op.progress}${op.total !== null ? `/${op.total}` : ''}…`;
+        return;
+      case 'retry':
+        this.#live = '';
+        this.#push('note', `↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
+        return;
+      case 'answer': {
+        const content = op.event.content ?? '';
+        this.#live = '';
+        if (content !== '') this.#push('assistant', content);
+        if (op.event.interrupted)
+          this.#push('warn', '⏹ interrupted: the partial answer above is logged as interrupted');
+        for (const call of op.event.toolCalls) {
+          this.#calls.set(call.id, { name: call.name, args: call.arguments });
+          this.#push('tool', `→ ${call.name} ${clip(call.arguments)}`);
+        }
+        this.#activity = op.event.toolCalls.length > 0 ? 'running tools…' : '';
+        return;
+      }
+      case 'event':
+        this.#event(op.event);
+        return;
+    }
+  }
+
+  #event(event: SessionEvent): void {
+    switch (event.type) {
+      case 'inbox/enqueue': {
+        const queue = !event.wakeup ? 'context' : event.target === 'next-step' ? 'step' : 'turn';
+        this.#waiting.set(event.messageId, { messageId: event.messageId, queue, text: clip(text(event.content)) });
+        return;
+      }
+      case 'inbox/downgrade': {
+        const waiting = this.#waiting.get(event.messageId);
+        if (waiting) this.#waiting.set(event.messageId, { ...waiting, queue: 'turn' });
+        this.#push(
+          'warn',
+          `↓ "${waiting?.text ?? event.messageId}" came as the turn was being interrupted: it will start the next turn instead`,
+        );
+        return;
+      }
+      case 'inbox/claim':
+      case 'inbox/discard':
+        for (const id of event.messageIds) this.#waiting.delete(id);
+        if (event.type === 'inbox/discard')
+          this.#push('warn', `✗ dropped ${event.messageIds.join(', ')}: ${event.reason}`);
+        return;
+      case 'user/message': {
+        this.#waiting.delete(event.messageId);
+        const who = this.#mine.has(event.messageId) ? 'you' : (event.source ?? 'someone');
+        this.#push('user', `› ${who} (${event.origin}): ${text(event.content)}`);
+        return;
+      }
+      case 'turn/start':
+        this.#openTurn = event.turn;
+        this.#activity = 'thinking…';
+        return;
+      case 'step/start':
+        this.#activity = 'thinking…';
+        return;
+      case 'tool/start':
+        this.#activity = event.child !== undefined ? 'subagents running…' : `running ${event.name}…`;
+        return;
+      case 'tool/result':
+        this.#approvals.delete(event.callId);
+        this.#push('tool', `← ${event.name} ${event.status}: ${clip(event.output)}`);
+        return;
+      case 'approval/request': {
+        const call = this.#calls.get(event.callId);
+        this.#approvals.set(event.callId, {
+          callId: event.callId,
+          name: event.name,
+          args: call?.args ?? '',
+          reason: event.reason,
+        });
+        this.#activity = 'waiting for approval…';
+        return;
+      }
+      case 'approval/decision':
+        this.#approvals.delete(event.callId);
+        this.#push(
+          'note',
+          `${event.decision === 'approve' ? '✓ approved' : event.decision === 'deny' ? '✗ denied' : '⏱ no decision:'} ${event.callId}`,
+        );
+        return;
+      case 'compact/start':
+        this.#activity = 'compacting the context…';
+        return;
+      case 'turn/end':
+        if (this.#openTurn === event.turn) this.#openTurn = null;
+        this.#activity = '';
+        this.#live = '';
+        this.#push(
+          event.reason === 'completed' ? 'note' : 'warn',
+          `■ turn ${event.turn} ${event.reason}${event.error ? ` — ${event.error.code}: ${clip(event.error.message)}` : ''}`,
+        );
+        return;
+      default:
+        return;
+    }
+  }
+
+  #push(kind: LineKind, line: string): void {
+    this.#lines.push({ id: this.#nextId++, kind, text: line });
+  }
+}

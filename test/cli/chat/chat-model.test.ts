@@ -1,0 +1,123 @@
+// What the chat shows, folded from a session's log: the queues a message waits in (and a steer that came
+// during an interrupt moving to the next turn), the running turn, streamed text replaced by the logged
+// answer, and a call waiting for approval.
+import { describe, expect, it } from 'vitest';
+import { ChatModel } from '../../../src/cli/chat/chat-model.js';
+import type { SessionEvent } from '../../../src/core/index.js';
+import { assistantMessage, event, T0, turnStart } from '../../helpers/event-builders.js';
+
+const op = (e: SessionEvent) => ({ type: 'event' as const, event: e });
+const enqueue = (seq: number, messageId: string, target: 'next-step' | 'next-turn', wakeup: boolean, text: string) =>
+  event(
+    {
+      type: 'inbox/enqueue',
+      at: T0,
+      messageId,
+      target,
+      wakeup,
+      origin: wakeup ? (target === 'next-step' ? 'steer' : 'followup') : 'inject',
+      content: text,
+    },
+    seq,
+  );
+
+describe('chat model', () => {
+  it('shows what waits in each queue until a step claims it, and a downgraded steer in the next-turn queue', () => {
+    const model = new ChatModel();
+    model.apply(op(turnStart(1, 1)));
+    expect(model.openTurn).toBe(1);
+    model.apply(op(enqueue(2, 's1', 'next-step', true, 'also check the tests')));
+    model.apply(op(enqueue(3, 'f2', 'next-turn', true, 'then the docs')));
+    model.apply(op(enqueue(4, 'i1', 'next-step', false, 'the build is green')));
+    expect(model.waiting.map((w) => [w.messageId, w.queue])).toEqual([
+      ['s1', 'step'],
+      ['f2', 'turn'],
+      ['i1', 'context'],
+    ]);
+    model.apply(op(event({ type: 'inbox/downgrade', at: T0, messageId: 's1', requested: 'next-step' }, 5)));
+    expect(model.waiting.find((w) => w.messageId === 's1')?.queue).toBe('turn');
+    expect(model.linesFrom(0).at(-1)?.text).toMatch(
+      /"also check the tests" came as the turn was being interrupted: it will start the next turn/,
+    );
+    model.apply(op(event({ type: 'inbox/claim', at: T0, turn: 1, step: 2, messageIds: ['i1'] }, 6)));
+    expect(model.waiting.map((w) => w.messageId)).toEqual(['s1', 'f2']);
+    model.apply(op(event({ type: 'turn/end', at: T0, turn: 1, reason: 'aborted' }, 7)));
+    expect(model.openTurn).toBeNull();
+    expect(model.linesFrom(0).at(-1)).toMatchObject({ kind: 'warn', text: '■ turn 1 aborted' });
+  });
+
+  it('streams text live, then prints the logged answer once; says who sent each message', () => {
+    const model = new ChatModel();
+    model.markMine('mine');
+    model.apply(op(turnStart(1, 1)));
+    model.apply(
+      op(
+        event(
+          { type: 'user/message', at: T0, turn: 1, step: 1, messageId: 'mine', origin: 'followup', content: 'hi' },
+          2,
+        ),
+      ),
+    );
+    model.apply(
+      op(
+        event(
+          {
+            type: 'user/message',
+            at: T0,
+            turn: 1,
+            step: 1,
+            messageId: 'x',
+            origin: 'steer',
+            source: 'ci-bot',
+            content: 'faster',
+          },
+          3,
+        ),
+      ),
+    );
+    model.apply({ type: 'text', turn: 1, step: 1, text: 'Hel' });
+    model.apply({ type: 'text', turn: 1, step: 1, text: 'lo' });
+    expect(model.live).toBe('Hello');
+    const answer = assistantMessage(4, 1, 1, 'Hello there');
+    if (answer.type !== 'assistant/message') throw new Error('not an answer');
+    model.apply({ type: 'answer', event: answer, rest: ' there', replaced: false, streamed: true });
+    expect(model.live).toBe('');
+    expect(model.linesFrom(0).map((l) => l.text)).toEqual([
+      '› you (followup): hi',
+      '› ci-bot (steer): faster',
+      'Hello there',
+    ]);
+  });
+
+  it('holds a call that waits for approval, with its arguments, until it is decided', () => {
+    const model = new ChatModel();
+    const answer = event(
+      {
+        type: 'assistant/message',
+        at: T0,
+        turn: 1,
+        step: 1,
+        content: null,
+        toolCalls: [{ id: 'c1', name: 'shell', arguments: '{"command":"rm -rf build"}' }],
+        finishReason: 'tool_calls',
+        usage: { inputUncached: 1, cacheRead: 0, output: 1, reasoning: 0 },
+      },
+      3,
+    );
+    if (answer.type !== 'assistant/message') throw new Error('not an answer');
+    model.apply({ type: 'answer', event: answer, rest: '', replaced: false, streamed: false });
+    model.apply(
+      op(
+        event(
+          { type: 'approval/request', at: T0, turn: 1, step: 1, callId: 'c1', name: 'shell', reason: 'shell asks' },
+          4,
+        ),
+      ),
+    );
+    expect(model.approvals).toEqual([
+      { callId: 'c1', name: 'shell', args: '{"command":"rm -rf build"}', reason: 'shell asks' },
+    ]);
+    model.apply(op(event({ type: 'approval/decision', at: T0, turn: 1, step: 1, callId: 'c1', decision: 'deny' }, 5)));
+    expect(model.approvals).toEqual([]);
+  });
+});
