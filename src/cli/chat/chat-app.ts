@@ -21,14 +21,31 @@ const COLOR: Readonly<Record<LineKind, string | undefined>> = {
   warn: 'yellow',
 };
 
+/** The bracketed-paste markers as useInput passes them (without their leading Esc). */
+const PASTE_START = '[200~';
+const PASTE_END = '[201~';
+
 const QUEUE_LABEL = { step: 'next step', turn: 'next turn', context: 'context' } as const;
 
 export function ChatApp({ controller }: { readonly controller: ChatController }): ReactElement {
   const { exit } = useApp();
   const model = controller.model;
   const [, setVersion] = useState(0);
-  const [input, setInput] = useState<InputState>(EMPTY_INPUT);
+  const [input, setInputState] = useState<InputState>(EMPTY_INPUT);
+  // Keys of one chunk are handled before React re-renders: they edit the ref, the state only redraws.
+  const current = useRef<InputState>(EMPTY_INPUT);
+  const setInput = (next: InputState | ((state: InputState) => InputState)) => {
+    current.current = typeof next === 'function' ? next(current.current) : next;
+    setInputState(current.current);
+  };
   const escape = useRef<NodeJS.Timeout | null>(null);
+  const pasting = useRef(false);
+
+  // Bracketed paste: the terminal marks a paste, so its line breaks are not taken for Enter.
+  useEffect(() => {
+    process.stdout.write('\x1b[?2004h');
+    return () => void process.stdout.write('\x1b[?2004l');
+  }, []);
 
   useEffect(() => {
     const unsubscribe = controller.subscribe(() => setVersion((v) => v + 1));
@@ -39,7 +56,7 @@ export function ChatApp({ controller }: { readonly controller: ChatController })
   }, [controller]);
 
   const submit = (key: 'enter' | 'tab') => {
-    const line = input.text;
+    const line = current.current.text;
     if (line.trim() === '') return;
     setInput(EMPTY_INPUT);
     const slash = parseSlash(line);
@@ -74,6 +91,8 @@ export function ChatApp({ controller }: { readonly controller: ChatController })
       setVersion((v) => v + 1);
       return;
     }
+    // Alt-Enter (Esc + Enter in one chunk) adds a line; plain Enter sends.
+    if (key.return && key.meta) return setInput((s) => editInput(s, { kind: 'insert', text: '\n' }));
     if (key.return) return submit('enter');
     if (key.tab) return submit('tab');
     if (key.backspace || key.delete) return setInput((s) => editInput(s, { kind: 'backspace' }));
@@ -82,13 +101,22 @@ export function ChatApp({ controller }: { readonly controller: ChatController })
     if (key.ctrl && chars === 'a') return setInput((s) => editInput(s, { kind: 'home' }));
     if (key.ctrl && chars === 'e') return setInput((s) => editInput(s, { kind: 'end' }));
     const approval = model.approvals[0];
-    if (approval !== undefined && input.text === '' && (chars === 'y' || chars === 'n')) {
+    if (approval !== undefined && current.current.text === '' && (chars === 'y' || chars === 'n')) {
       void controller.decide(approval.callId, chars === 'y' ? 'approve' : 'deny');
       return;
     }
-    // Ctrl-J arrives as "\n"; a pasted block keeps its line breaks instead of sending at each "\r".
-    if (chars !== '' && (!key.ctrl || chars === '\n') && !key.meta) {
-      setInput((s) => editInput(s, { kind: 'insert', text: chars.replace(/\r\n?/g, '\n') }));
+    if (chars === PASTE_START || chars === PASTE_END) {
+      pasting.current = chars === PASTE_START;
+      return;
+    }
+    if (chars === '' || (key.ctrl && chars !== '\n') || key.meta) return;
+    // A paste (the terminal brackets it) keeps its line breaks; Ctrl-J arrives as "\n".
+    if (pasting.current) return setInput((s) => editInput(s, { kind: 'insert', text: chars.replace(/\r\n?/g, '\n') }));
+    // Keys typed faster than they are read arrive as one chunk: each Enter or Tab in it sends what precedes it.
+    for (const piece of chars.split(/(\r|\t)/)) {
+      if (piece === '\r') submit('enter');
+      else if (piece === '\t') submit('tab');
+      else if (piece !== '') setInput((s) => editInput(s, { kind: 'insert', text: piece }));
     }
   });
 

@@ -11,11 +11,10 @@ import { forkSession } from '../operator/fork-session.js';
 import { attachmentReader, configuredProfile } from '../operator/operator-actions.js';
 import { renderAuditReport } from '../operator/render-audit.js';
 import { renderOverview, sessionOverview } from '../operator/session-overview.js';
-import { ChatModel } from './chat-model.js';
+import { CHAT_SOURCE, ChatModel } from './chat-model.js';
 import type { MessageFate, SlashCommand } from './chat-input.js';
 
 const POLL_MS = 50;
-const SOURCE = 'chat';
 
 export const CHAT_HELP = [
   'Enter: steer the running turn (its next step) · while idle, start a turn',
@@ -57,8 +56,7 @@ export class ChatController {
   /** Sends `content` with `fate`; the transcript shows it once the session logs it. */
   async send(fate: MessageFate, content: string): Promise<void> {
     const messageId = `chat-${randomUUID()}`;
-    this.model.markMine(messageId);
-    const options = { messageId, source: SOURCE };
+    const options = { messageId, source: CHAT_SOURCE };
     await this.#report(
       fate === 'followup'
         ? this.ctx.sessions.followup(this.sessionId, content, { ...options, start: true })
@@ -78,7 +76,7 @@ export class ChatController {
     await this.#report(
       this.ctx.sessions
         .handle(this.sessionId)
-        .executeUpdate(approveUpdate, { args: [{ callId, decision, by: SOURCE }] }),
+        .executeUpdate(approveUpdate, { args: [{ callId, decision, by: CHAT_SOURCE }] }),
     );
   }
 

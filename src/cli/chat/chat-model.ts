@@ -5,6 +5,9 @@ import type { SessionEvent } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 import { clip, text } from '../live/live-renderer.js';
 
+/** The source `dh chat` sends its messages with (recorded in the log). */
+export const CHAT_SOURCE = 'chat';
+
 export type LineKind = 'user' | 'assistant' | 'tool' | 'note' | 'warn';
 
 export interface ChatLine {
@@ -33,12 +36,11 @@ export class ChatModel {
   #nextId = 0;
   #live = '';
   #openTurn: number | null = null;
+  #lastEnded = 0;
   #activity = '';
   readonly #waiting = new Map<string, Waiting>();
   readonly #approvals = new Map<string, PendingApproval>();
   readonly #calls = new Map<string, { name: string; args: string }>();
-  /** Message ids this chat sent, so the transcript can say "you". */
-  readonly #mine = new Set<string>();
 
   /** Finished lines from `from` on (the app prints each once). */
   linesFrom(from: number): readonly ChatLine[] {
@@ -71,16 +73,14 @@ export class ChatModel {
     return [...this.#approvals.values()];
   }
 
-  markMine(messageId: string): void {
-    this.#mine.add(messageId);
-  }
-
   /** A line from the chat itself (a command's result, an error). */
   note(line: string, kind: LineKind = 'note'): void {
     for (const part of line.split('\n')) this.#push(kind, part);
   }
 
   apply(op: FollowOp): void {
+    // Live output can be read before the log's turn/start: it alone says a turn runs (Enter must steer it).
+    if (op.type !== 'event' && op.type !== 'answer' && op.turn > this.#lastEnded) this.#openTurn = op.turn;
     switch (op.type) {
       case 'text':
         this.#live += op.text;
@@ -142,7 +142,8 @@ export class ChatModel {
         return;
       case 'user/message': {
         this.#waiting.delete(event.messageId);
-        const who = this.#mine.has(event.messageId) ? 'you' : (event.source ?? 'someone');
+        // Whatever a `dh chat` sent (this one or an earlier one on the session) is "you"; others by their source.
+        const who = event.source === CHAT_SOURCE ? 'you' : (event.source ?? 'someone');
         this.#push('user', `› ${who} (${event.origin}): ${text(event.content)}`);
         return;
       }
@@ -182,7 +183,8 @@ export class ChatModel {
         this.#activity = 'compacting the context…';
         return;
       case 'turn/end':
-        if (this.#openTurn === event.turn) this.#openTurn = null;
+        this.#lastEnded = Math.max(this.#lastEnded, event.turn);
+        if (this.#openTurn !== null && this.#openTurn <= event.turn) this.#openTurn = null;
         this.#activity = '';
         this.#live = '';
         this.#push(

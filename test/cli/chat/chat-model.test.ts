@@ -48,12 +48,20 @@ describe('chat model', () => {
 
   it('streams text live, then prints the logged answer once; says who sent each message', () => {
     const model = new ChatModel();
-    model.markMine('mine');
     model.apply(op(turnStart(1, 1)));
     model.apply(
       op(
         event(
-          { type: 'user/message', at: T0, turn: 1, step: 1, messageId: 'mine', origin: 'followup', content: 'hi' },
+          {
+            type: 'user/message',
+            at: T0,
+            turn: 1,
+            step: 1,
+            messageId: 'mine',
+            origin: 'followup',
+            source: 'chat',
+            content: 'hi',
+          },
           2,
         ),
       ),
@@ -75,6 +83,11 @@ describe('chat model', () => {
         ),
       ),
     );
+    expect(new ChatModel().openTurn).toBeNull();
+    const early = new ChatModel();
+    // Streamed text read before the log's turn/start still means a turn runs.
+    early.apply({ type: 'text', turn: 3, step: 1, text: 'x' });
+    expect(early.openTurn).toBe(3);
     model.apply({ type: 'text', turn: 1, step: 1, text: 'Hel' });
     model.apply({ type: 'text', turn: 1, step: 1, text: 'lo' });
     expect(model.live).toBe('Hello');
