@@ -29,6 +29,8 @@ export class ChatController {
   readonly #follower: SessionFollower;
   #stopped = false;
   #loop: Promise<void> | null = null;
+  /** Messages, interrupts and decisions go out one at a time, in the order they were typed. */
+  #outbox: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly ctx: CliContext,
@@ -57,7 +59,7 @@ export class ChatController {
   async send(fate: MessageFate, content: string): Promise<void> {
     const messageId = `chat-${randomUUID()}`;
     const options = { messageId, source: CHAT_SOURCE };
-    await this.#report(
+    await this.#report(() =>
       fate === 'followup'
         ? this.ctx.sessions.followup(this.sessionId, content, { ...options, start: true })
         : fate === 'steer'
@@ -69,11 +71,11 @@ export class ChatController {
   async interrupt(): Promise<void> {
     this.model.note('⏹ interrupting the turn… a message sent before it ends will start the next turn', 'warn');
     this.#changed();
-    await this.#report(this.ctx.sessions.interrupt(this.sessionId, 'Esc in dh chat'));
+    await this.#report(() => this.ctx.sessions.interrupt(this.sessionId, 'Esc in dh chat'));
   }
 
   async decide(callId: string, decision: 'approve' | 'deny'): Promise<void> {
-    await this.#report(
+    await this.#report(() =>
       this.ctx.sessions
         .handle(this.sessionId)
         .executeUpdate(approveUpdate, { args: [{ callId, decision, by: CHAT_SOURCE }] }),
@@ -88,7 +90,7 @@ export class ChatController {
         this.model.note(CHAT_HELP);
         break;
       case 'compact':
-        await this.#report(this.ctx.sessions.handle(this.sessionId).executeUpdate(compactUpdate, { args: [{}] }));
+        await this.#report(() => this.ctx.sessions.handle(this.sessionId).executeUpdate(compactUpdate, { args: [{}] }));
         this.model.note('compaction requested');
         break;
       case 'fork': {
@@ -145,10 +147,13 @@ export class ChatController {
     }
   }
 
-  /** Runs `call`; a failure becomes a line on screen, never a crash of the chat. */
-  async #report(call: Promise<unknown>): Promise<void> {
-    await this.#attempt(() => call);
-    this.#changed();
+  /** Runs `call` after everything sent before it; a failure becomes a line on screen, never a crash. */
+  #report(call: () => Promise<unknown>): Promise<void> {
+    this.#outbox = this.#outbox.then(async () => {
+      await this.#attempt(call);
+      this.#changed();
+    });
+    return this.#outbox;
   }
 
   async #attempt<T>(call: () => Promise<T>): Promise<T | undefined> {

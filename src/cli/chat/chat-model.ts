@@ -65,8 +65,10 @@ export class ChatModel {
     return this.#activity;
   }
 
+  /** By queue (next step, next turn, context), each in arrival order. */
   get waiting(): readonly Waiting[] {
-    return [...this.#waiting.values()];
+    const order = { step: 0, turn: 1, context: 2 } as const;
+    return [...this.#waiting.values()].sort((a, b) => order[a.queue] - order[b.queue]);
   }
 
   get approvals(): readonly PendingApproval[] {

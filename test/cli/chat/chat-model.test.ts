@@ -21,6 +21,9 @@ const enqueue = (seq: number, messageId: string, target: 'next-step' | 'next-tur
     seq,
   );
 
+const said = (seq: number, messageId: string, origin: 'followup' | 'steer', source: string, content: string) =>
+  event({ type: 'user/message', at: T0, turn: 1, step: 1, messageId, origin, source, content }, seq);
+
 describe('chat model', () => {
   it('shows what waits in each queue until a step claims it, and a downgraded steer in the next-turn queue', () => {
     const model = new ChatModel();
@@ -49,40 +52,8 @@ describe('chat model', () => {
   it('streams text live, then prints the logged answer once; says who sent each message', () => {
     const model = new ChatModel();
     model.apply(op(turnStart(1, 1)));
-    model.apply(
-      op(
-        event(
-          {
-            type: 'user/message',
-            at: T0,
-            turn: 1,
-            step: 1,
-            messageId: 'mine',
-            origin: 'followup',
-            source: 'chat',
-            content: 'hi',
-          },
-          2,
-        ),
-      ),
-    );
-    model.apply(
-      op(
-        event(
-          {
-            type: 'user/message',
-            at: T0,
-            turn: 1,
-            step: 1,
-            messageId: 'x',
-            origin: 'steer',
-            source: 'ci-bot',
-            content: 'faster',
-          },
-          3,
-        ),
-      ),
-    );
+    model.apply(op(said(2, 'mine', 'followup', 'chat', 'hi')));
+    model.apply(op(said(3, 'x', 'steer', 'ci-bot', 'faster')));
     expect(new ChatModel().openTurn).toBeNull();
     const early = new ChatModel();
     // Streamed text read before the log's turn/start still means a turn runs.

@@ -25,11 +25,12 @@ describe('dh chat in a pseudo-terminal', () => {
         models: [TEST_MODEL],
         mode: 'match',
         replies: [
-          // (a) a slow answer that then lists the directory; the steer typed meanwhile enters step 2.
+          // (a) a slow answer, then a call that waits for approval; the steer typed meanwhile enters step 2.
           {
             match: { lastUserContains: '[a] look' },
-            text: 'Looking around the workspace first, slowly, before I list it. '.repeat(4),
-            toolCalls: [{ id: 'a-ls', name: 'list_dir', arguments: { path: '.' } }],
+            text: 'Looking around the workspace first, slowly, before I write it down. '.repeat(3),
+            // Asks for approval: the turn waits there, so the queued messages stay visible until the test says y.
+            toolCalls: [{ id: 'a-w', name: 'write_file', arguments: { path: 'a.txt', content: 'seen' } }],
             ...SLOW,
           },
           { match: { lastUserContains: 'LATE steer' }, text: 'Steered: I kept it short.' },
@@ -82,9 +83,15 @@ describe('dh chat in a pseudo-terminal', () => {
       (view) =>
         /waiting for the next step: \[a\] LATE steer/.test(view.text) &&
         /waiting for the next turn: \[a\] queued/.test(view.text),
-      { timeoutMs: 15_000 },
+      { timeoutMs: 30_000 },
     );
     expect(queued.text).toMatch(/turn 1 .*Enter steer · Tab after this turn · Esc interrupt/);
+    await terminal.waitFor(/needs approval/, { timeoutMs: 30_000 });
+    const held = await terminal.view();
+    expect(held.text).toMatch(
+      /waiting for the next step: \[a\] LATE steer[\s\S]*waiting for the next turn: \[a\] queued/,
+    );
+    terminal.write('y');
     await terminal.waitFor(/The queued followup ran after the turn\./, { timeoutMs: 60_000, scope: 'all' });
     const final = await terminal.waitFor((view) => / idle · Enter send/.test(view.text), { timeoutMs: 15_000 });
     expect(final.all).toMatch(/› you \(steer\): \[a\] LATE steer: keep it short/);
@@ -104,7 +111,7 @@ describe('dh chat in a pseudo-terminal', () => {
     writeAsciicast(join(ARTIFACTS, 'steer-and-queue.cast'), terminal.recording(), {
       title: 'dh chat: steer and queue',
     });
-    writeFileSync(join(ARTIFACTS, 'steer-and-queue.txt'), renderScreenText(queued.lines));
+    writeFileSync(join(ARTIFACTS, 'steer-and-queue.txt'), renderScreenText(held.lines));
     terminal.write(KEYS.CTRL_D);
     expect((await terminal.exited).exitCode).toBe(0);
   }, 150_000);
@@ -175,6 +182,15 @@ describe('dh chat in a pseudo-terminal', () => {
       .toEqual(['1:completed', '2:completed']);
     const log = await stack.store.read(sessionId);
     expect(ofType(log, 'approval/decision').map((d) => [d.callId, d.decision])).toEqual([['c-w', 'approve']]);
+    // The operator commands, between turns: the overview, the audit, and a fork to continue elsewhere.
+    type(again, '/show');
+    await again.waitFor(new RegExp(`session ${sessionId}`), { timeoutMs: 15_000, scope: 'all' });
+    type(again, '/audit');
+    await again.waitFor(/digests: \d+\/\d+ re-derive/, { timeoutMs: 30_000, scope: 'all' });
+    type(again, '/fork');
+    const forked = await again.waitFor(/forked at seq \d+ as (\S+): dh chat \1/, { timeoutMs: 30_000, scope: 'all' });
+    const forkId = /forked at seq \d+ as (\S+):/.exec(forked.all)?.[1] ?? '';
+    expect(turnEnds(await stack.store.read(forkId))).toEqual(['1:completed', '2:completed']);
     again.write(KEYS.CTRL_D);
     expect((await again.exited).exitCode).toBe(0);
   }, 150_000);
