@@ -120,6 +120,12 @@ export function ChatApp({ controller }: { readonly controller: ChatController })
     }
   });
 
+  // Declared after useInput, so it runs after useInput has put the terminal in raw mode: nothing invites
+  // typing before keys reach the app (typed earlier, the terminal would echo them and turn Enter into "\n").
+  const [ready, setReady] = useState(false);
+  useEffect(() => setReady(true), []);
+  if (!ready) return h(Text, null, '');
+
   const running = model.openTurn !== null;
   const waiting = model.waiting;
   const approval = model.approvals[0];
