@@ -3,7 +3,12 @@
 import type { Command } from 'commander';
 
 // Loaded on use: the TUI's imports (Ink, React) cost the other commands nothing.
-const action = () => import('./chat-action.js');
+const action = () => {
+  // Ink draws only its last frame when CI or CONTINUOUS_INTEGRATION is set (it reads them once, when loaded).
+  // A chat always has a terminal (chat-action refuses to run without one), so they must not reach Ink.
+  for (const key of ['CI', 'CONTINUOUS_INTEGRATION']) delete process.env[key];
+  return import('./chat-action.js');
+};
 
 export function registerChatCommand(program: Command): void {
   program
