@@ -5,8 +5,6 @@ import { dirname, join } from 'node:path';
 import { findOnPath, isExecutableFile } from './find-on-path.js';
 import { buildIntoCache, cacheDir } from './go-build-cache.js';
 
-export { cacheDir };
-
 /** The Temporal CLI version the cache holds and `go install` builds. */
 export const TEMPORAL_CLI_VERSION = '1.5.1';
 const CLI_MODULE = 'github.com/temporalio/cli/cmd/temporal';

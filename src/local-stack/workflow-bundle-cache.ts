@@ -20,7 +20,7 @@ import {
   bundleSessionWorkflows,
   type BundleOptions,
 } from './bundle-workflows.js';
-import { cacheDir } from './temporal-cli.js';
+import { cacheDir } from './go-build-cache.js';
 
 /**
  * Bump when the cache's layout or anything in bundleSessionWorkflowCode's bundler options changes

