@@ -1,4 +1,4 @@
-// The exit codes of `dh`, in one place (documented in the README under "The dh CLI").
+// The exit codes of `dh`, in one place (documented in docs/cli.md, "Exit codes").
 import type { TurnEndReason } from '../core/index.js';
 
 export const ExitCode = {

@@ -11,7 +11,7 @@ export interface TelemetryPluginOptions {
   readonly meter: Meter;
 }
 
-/** Metric names, as exported (see README, Observability). */
+/** Metric names, as exported (see docs/observability.md). */
 export const TELEMETRY_METRICS = {
   duration: 'dh.provider.duration',
   firstDelta: 'dh.provider.first_delta',

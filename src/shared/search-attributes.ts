@@ -1,5 +1,5 @@
 // The search attributes a session publishes, so the Temporal UI can show and filter sessions by
-// status, turn count and token total. They must be registered on the cluster (see the README).
+// status, turn count and token total. They must be registered on the cluster (see docs/local-stack.md).
 import { defineSearchAttributeKey } from '@temporalio/common';
 
 export const SESSION_STATUS_ATTRIBUTE = defineSearchAttributeKey('DhSessionStatus', 'KEYWORD');

@@ -6,7 +6,7 @@ import { InboxTarget, UserContent } from '../core/index.js';
 
 /**
  * Largest accepted message content in characters of content (UTF-16 code units, as JavaScript's
- * `length` counts them; documented in the README): see `contentChars`.
+ * `length` counts them; documented in docs/concepts.md): see `contentChars`.
  */
 export const MAX_MESSAGE_CHARS = 256 * 1024;
 /** Most parts a message's content may have (text and images together). */

@@ -91,7 +91,7 @@ describe('the client package, installed from its tarball into a fresh project', 
     const [entry] = JSON.parse(packed.stdout) as Array<{ filename: string }>;
     if (entry === undefined) throw new Error(`npm pack reported no tarball: ${packed.stdout}`);
     const tarball = join(dir, entry.filename);
-    // A user's project: its own package.json, the package installed the way the README says.
+    // A user's project: its own package.json, the package installed the way docs/client.md says.
     mkdirSync(project);
     writeFileSync(
       join(project, 'package.json'),

@@ -1,4 +1,4 @@
-// The README's example plugin works as documented: its tool counts words inside the workspace,
+// The example plugin of docs/plugins.md works as documented: its tool counts words inside the workspace,
 // refuses paths outside it, and its schema is what the model sees.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -94,7 +94,7 @@ async function expectAuditClean(local: LocalStack, sessionId: string): Promise<v
 describe('llama-cpp-python: streaming turns', () => {
   let local: LocalStack;
   beforeAll(async () => {
-    // The server reports no context window, so it is configured, as the README says.
+    // The server reports no context window, so it is configured, as docs/local-models.md says.
     // 1,500 tokens of counting take seconds: long enough to interrupt, or to kill the server, mid-stream.
     local = await startLocalStack({ nCtx: 2048 }, { DH_CONTEXT_WINDOW: '2048', DH_MAX_TOKENS: '1500' });
   }, 300_000);
