@@ -1,5 +1,6 @@
 // Runs a local Temporal dev server (`temporal server start-dev`) as a child process on free 127.0.0.1
-// ports, waits until its frontend answers, and stops its whole process group.
+// ports, waits until its frontend answers (while it is alive, up to a ceiling: wait-while-alive.ts), and
+// stops its whole process group.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { access, constants } from 'node:fs/promises';
@@ -8,6 +9,12 @@ import { Connection } from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';
 import { SESSION_SEARCH_ATTRIBUTE_KEYS } from '../shared/search-attributes.js';
 import { signalGroup } from './signal-group.js';
+import {
+  formatSeconds,
+  TEMPORAL_START_TIMEOUT_ENV,
+  temporalStartCeilingMs,
+  waitWhileAlive,
+} from './wait-while-alive.js';
 
 export type SearchAttributeTypeName = 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
 
@@ -28,8 +35,15 @@ export interface StartDevServerOptions {
   readonly searchAttributes?: Readonly<Record<string, SearchAttributeTypeName>>;
   /** Append the server's stdout and stderr here (they are always kept in memory for error messages). */
   readonly logFile?: string;
-  /** How long to wait for the frontend to answer (default 30 s). */
+  /**
+   * The ceiling of the wait for the frontend to answer; while the server is alive the wait goes on up to
+   * this long (default: DH_TEMPORAL_START_TIMEOUT_S, else 5 min). Its exit fails the start at once.
+   */
   readonly readyTimeoutMs?: number;
+  /** "still waiting…" lines every 10 s of a slow start (default: none). */
+  readonly progress?: (line: string) => void;
+  /** Called with the server's pid right after it is spawned (tests pause it to make a slow start). */
+  readonly onSpawn?: (pid: number) => void;
 }
 
 export interface DevServer {
@@ -86,7 +100,6 @@ export const REQUIRED_DYNAMIC_CONFIG: Readonly<Record<string, boolean | number>>
   ...QUEUE_READER_DYNAMIC_CONFIG,
 };
 
-const DEFAULT_READY_TIMEOUT_MS = 30_000;
 const STOP_GRACE_MS = 5_000;
 const OUTPUT_TAIL_CHARS = 4_000;
 /** How the CLI says the port is taken (the caller then retries on another port). */
@@ -154,6 +167,7 @@ async function startOnce(options: StartDevServerOptions): Promise<DevServer> {
   const uiPort = options.headless === false ? (options.uiPort ? options.uiPort : await freePort(ip)) : null;
   const args = devServerArgs(options, { port, uiPort });
   const address = `${ip}:${port}`;
+  const ceilingMs = options.readyTimeoutMs ?? temporalStartCeilingMs();
 
   let logStream: WriteStream | null = null;
   if (options.logFile !== undefined) {
@@ -170,7 +184,9 @@ async function startOnce(options: StartDevServerOptions): Promise<DevServer> {
   let tail = '';
   // Seen as the output arrives: a Go panic's stack trace can push the line out of the quoted tail.
   let portTaken = false;
+  let outputBytes = 0;
   const keep = (chunk: Buffer) => {
+    outputBytes += chunk.length;
     tail = (tail + chunk.toString('utf8')).slice(-OUTPUT_TAIL_CHARS);
     portTaken ||= PORT_TAKEN.test(tail);
     logStream?.write(chunk);
@@ -215,40 +231,45 @@ async function startOnce(options: StartDevServerOptions): Promise<DevServer> {
   };
 
   try {
-    const deadline = Date.now() + (options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     let lastError: unknown = null;
-    for (;;) {
-      if (state.spawnError !== null) {
-        throw new Error(`could not run the Temporal CLI at ${options.cliPath}: ${state.spawnError.message}`);
-      }
-      if (state.exit !== null) {
-        const { code, signal } = state.exit;
+    await waitWhileAlive({
+      what: `the Temporal dev server on ${address}`,
+      pid: child.pid ?? -1,
+      exited: exited.then(({ code, signal }) => signal ?? `exit ${code}`),
+      isReady: async () => {
+        try {
+          await probe(address, namespace);
+          return true;
+        } catch (error) {
+          lastError = error;
+          return false;
+        }
+      },
+      ceilingMs,
+      pollMs: 250,
+      outputBytes: () => outputBytes,
+      ...(options.progress ? { progress: options.progress } : {}),
+      onExit: async (how) => {
+        if (state.spawnError !== null) {
+          return new Error(`could not run the Temporal CLI at ${options.cliPath}: ${state.spawnError.message}`);
+        }
         // Let the last output arrive before quoting it.
         await new Promise((resolve) => setTimeout(resolve, 50));
         const message =
           `the Temporal dev server (${options.cliPath} ${args.join(' ')}) exited before it was ready ` +
-          `(${signal ?? `exit ${code}`}); last output:\n${tail.trim()}`;
-        if (portTaken) throw new PortTakenError(message);
-        throw new Error(message);
-      }
-      if (Date.now() > deadline) {
-        throw new Error(
-          `the Temporal dev server at ${address} did not answer within ` +
-            `${Math.round((options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS) / 1000)} s ` +
-            `(last error: ${lastError instanceof Error ? lastError.message : String(lastError)}); last output:\n${tail.trim()}`,
-        );
-      }
-      try {
-        // Stop probing as soon as the process dies; the probe closes its own connection either way.
-        const attempt = probe(address, namespace);
-        attempt.catch(() => undefined);
-        const ready = await Promise.race([attempt.then(() => true), exited.then(() => false)]);
-        if (ready) break;
-      } catch (error) {
-        lastError = error;
-        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 250))]);
-      }
-    }
+          `(${how}); last output:\n${tail.trim()}`;
+        return portTaken ? new PortTakenError(message) : new Error(message);
+      },
+      onCeiling: () =>
+        new Error(
+          `the Temporal dev server at ${address} (pid ${child.pid}) was still running but did not answer within ` +
+            `${formatSeconds(ceilingMs)} s, so it was stopped` +
+            (options.readyTimeoutMs === undefined ? ` (${TEMPORAL_START_TIMEOUT_ENV} sets how long)` : '') +
+            ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)}); ` +
+            `last output:\n${tail.trim()}`,
+        ),
+    });
   } catch (error) {
     await stop();
     throw error;

@@ -24,8 +24,10 @@ export interface LocalStack {
 export interface EnsureLocalStackOptions {
   /** Start (or reuse) the background worker too (default true). */
   readonly startWorker?: boolean;
-  /** Progress lines (default: none). */
+  /** Progress lines (default: none); a slow start says every 10 s that it is still waiting. */
   readonly log?: (line: string) => void;
+  /** Called with the new Temporal server's pid right after it is spawned (tests pause it to make a slow start). */
+  readonly onTemporalSpawn?: (pid: number) => void;
 }
 
 export interface LocalStackStatus {
@@ -64,7 +66,7 @@ export async function ensureLocalStack(
   const release = await acquireLock(paths.lock, log);
   try {
     const record = await readRecord(paths.record);
-    const temporal = await ensureTemporal(config, record, paths, log);
+    const temporal = await ensureTemporal(config, record, paths, log, options.onTemporalSpawn);
     record.temporal = temporal;
     await writeRecord(paths.record, record);
     if (options.startWorker ?? true) {

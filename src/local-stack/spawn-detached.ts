@@ -1,10 +1,10 @@
 // Starting a long-lived child process that outlives its parent: spawned detached (its own process group,
 // so the whole group can be stopped later) with stdout and stderr appended to a log file, then polled
-// until it is ready, has exited, or ran out of time.
+// until it is ready or has exited (the policy: wait-while-alive.ts).
 import { spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { waitWhileAlive } from './wait-while-alive.js';
 
 export interface SpawnDetachedOptions {
   readonly env: NodeJS.ProcessEnv;
@@ -16,6 +16,7 @@ export interface SpawnDetachedOptions {
 
 export interface DetachedChild {
   readonly pid: number;
+  readonly logFile: string;
   /** Size of the log file before the child started: where its own output begins. */
   readonly logStart: number;
   /** How it ended (a signal, `exit N`, or the spawn error's message); null while it runs. */
@@ -49,6 +50,7 @@ export async function spawnDetached(
   if (pid === undefined) return undefined;
   return {
     pid,
+    logFile: options.logFile,
     logStart,
     get exit() {
       return exit;
@@ -58,25 +60,33 @@ export async function spawnDetached(
 }
 
 export interface WaitUntilReadyOptions {
-  /** Checked first on every round; the child's exit fails the wait (see `onExit`). */
+  /** One probe; the child's exit fails the wait at once (see `onExit`). */
   readonly isReady: () => Promise<boolean>;
+  /** The ceiling: while the child is alive the wait goes on, up to this long. */
   readonly timeoutMs: number;
   readonly pollMs: number;
+  /** Progress lines every 10 s while it waits, naming `what` ("the background worker"). */
+  readonly progress?: { readonly what: string; readonly log: (line: string) => void };
   /** The error to throw when the child exited before it was ready. */
   readonly onExit: (how: string) => Promise<Error>;
-  /** The error to throw when it is not ready in time (after stopping it, if the caller wants). */
+  /** The error to throw when it is not ready at the ceiling (after stopping it, if the caller wants). */
   readonly onTimeout: () => Promise<Error>;
 }
 
-/** Polls until the child is ready; throws `onExit`'s error if it ended first, `onTimeout`'s if time ran out. */
+/** Polls until the child is ready; throws `onExit`'s error once it ends, `onTimeout`'s at the ceiling. */
 export async function waitUntilReady(child: DetachedChild, options: WaitUntilReadyOptions): Promise<void> {
-  const deadline = Date.now() + options.timeoutMs;
-  for (;;) {
-    if (child.exit !== null) throw await options.onExit(child.exit);
-    if (await options.isReady()) return;
-    if (Date.now() > deadline) throw await options.onTimeout();
-    await sleep(options.pollMs);
-  }
+  await waitWhileAlive({
+    what: options.progress?.what ?? `process ${child.pid}`,
+    pid: child.pid,
+    exited: child.exited,
+    isReady: options.isReady,
+    ceilingMs: options.timeoutMs,
+    pollMs: options.pollMs,
+    outputBytes: async () => (await fileSize(child.logFile)) - child.logStart,
+    ...(options.progress ? { progress: options.progress.log } : {}),
+    onExit: options.onExit,
+    onCeiling: options.onTimeout,
+  });
 }
 
 /** What was appended to `path` from byte offset `from` on, at most its last 3,000 characters. */

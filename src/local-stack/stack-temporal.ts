@@ -1,6 +1,7 @@
 // The local stack's Temporal process: a dev server with a persistent db file on a configured port, started
-// detached or reused while it answers; plus the probes the stack asks a Temporal frontend (does it answer,
-// does a worker poll) and the registration of the session search attributes.
+// detached (waited for while it is alive, up to DH_TEMPORAL_START_TIMEOUT_S) or reused while it answers;
+// plus the probes the stack asks a Temporal frontend (does it answer, does a worker poll) and the
+// registration of the session search attributes.
 import { Connection } from '@temporalio/client';
 import { temporalTlsFromEnv, type TemporalTls } from '../config/temporal-tls.js';
 import type { WorkerConfig } from '../config/worker-config.js';
@@ -11,11 +12,10 @@ import { readLogTail, spawnDetached, waitUntilReady } from './spawn-detached.js'
 import { isOurProcess, stopGroup } from './stack-processes.js';
 import type { StackPaths, StackRecord, TemporalRecord } from './stack-record.js';
 import { resolveTemporalCli } from './temporal-cli.js';
+import { formatSeconds, TEMPORAL_START_TIMEOUT_ENV, temporalStartCeilingMs } from './wait-while-alive.js';
 
 /** The embedded server's default frontend port (the UI listens on port + 1000 unless configured). */
 export const DEFAULT_TEMPORAL_PORT = 7233;
-
-const TEMPORAL_READY_MS = 60_000;
 
 /** The recorded dev server while it answers for the namespace, else a new one (started and waited for). */
 export async function ensureTemporal(
@@ -23,6 +23,7 @@ export async function ensureTemporal(
   record: StackRecord,
   paths: StackPaths,
   log: (line: string) => void,
+  onSpawn?: (pid: number) => void,
 ): Promise<TemporalRecord> {
   const previous = record.temporal;
   if (previous && isOurProcess(previous.pid, 'temporal')) {
@@ -34,6 +35,7 @@ export async function ensureTemporal(
     await stopGroup(previous.pid);
   }
   const { port, uiPort } = configuredPorts();
+  const ceilingMs = temporalStartCeilingMs();
   const address = `127.0.0.1:${port}`;
   if (await answers(address, config.namespace, 1_000)) {
     throw new DhError(
@@ -62,10 +64,12 @@ export async function ensureTemporal(
   if (child === undefined)
     throw new DhError(LocalStackErrorCode.StartFailed, `could not run the Temporal CLI ${cliPath}`);
   const pid = child.pid;
+  onSpawn?.(pid);
   await waitUntilReady(child, {
     isReady: () => answers(address, config.namespace),
-    timeoutMs: TEMPORAL_READY_MS,
+    timeoutMs: ceilingMs,
     pollMs: 250,
+    progress: { what: `the local Temporal server on ${address}`, log },
     onExit: async (how) => {
       const tail = await readLogTail(paths.temporalLog, child.logStart);
       const taken = /address already in use|can't set (frontend|UI) port|port .* (is )?in use/i.test(tail);
@@ -78,9 +82,14 @@ export async function ensureTemporal(
     },
     onTimeout: async () => {
       await stopGroup(pid);
+      const tail = (await readLogTail(paths.temporalLog, child.logStart)).trim();
       return new DhError(
         LocalStackErrorCode.StartFailed,
-        `the local Temporal server did not answer on ${address} within ${TEMPORAL_READY_MS / 1000} s; see ${paths.temporalLog}`,
+        `the local Temporal server (pid ${pid}) was still running but did not answer on ${address} within ` +
+          `${formatSeconds(ceilingMs)} s, so it was stopped; set ${TEMPORAL_START_TIMEOUT_ENV} to wait longer ` +
+          `(seconds); see ${paths.temporalLog}` +
+          (tail === '' ? ' (no output)' : `:\n${tail}`),
+        { variable: TEMPORAL_START_TIMEOUT_ENV, ceilingMs },
       );
     },
   });

@@ -1,5 +1,6 @@
 // The local stack's worker process: `dh worker` started detached against the stack's Temporal server,
-// reused while its configuration is unchanged, and ready once it has written its pid to the ready file.
+// reused while its configuration is unchanged, and ready once it has written its pid to the ready file
+// (waited for while it is alive, with progress lines, up to a ceiling).
 import { readFile, rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { WorkerConfig } from '../config/worker-config.js';
@@ -8,11 +9,13 @@ import { LocalStackErrorCode } from './local-stack-error.js';
 import { readLogTail, spawnDetached, waitUntilReady } from './spawn-detached.js';
 import { isOurProcess, stopGroup } from './stack-processes.js';
 import type { StackPaths, TemporalRecord, WorkerRecord } from './stack-record.js';
+import { DEFAULT_START_CEILING_MS, formatSeconds } from './wait-while-alive.js';
 
 /** The env var the background worker writes its pid to once its Temporal workers are created. */
 export const WORKER_READY_FILE_ENV = 'DH_WORKER_READY_FILE';
 
-const WORKER_READY_MS = 180_000;
+/** Its first start may bundle the workflows, which is slow on a loaded machine: the same ceiling as Temporal's. */
+const WORKER_READY_MS = DEFAULT_START_CEILING_MS;
 const BIN = fileURLToPath(new URL('../../bin/dh.mjs', import.meta.url));
 
 /** The configuration a running worker must have been started with to be reused. */
@@ -75,6 +78,7 @@ export async function ensureWorker(
     isReady: async () => (await readFile(paths.workerReady, 'utf8').catch(() => '')).trim() === String(pid),
     timeoutMs: WORKER_READY_MS,
     pollMs: 200,
+    progress: { what: `the background worker on task queue ${config.taskQueue}`, log },
     onExit: async (how) => {
       const tail = await readLogTail(paths.workerLog, child.logStart);
       return new DhError(
@@ -86,7 +90,8 @@ export async function ensureWorker(
       await stopGroup(pid);
       return new DhError(
         LocalStackErrorCode.StartFailed,
-        `the background worker was not ready within ${WORKER_READY_MS / 1000} s; see ${paths.workerLog}`,
+        `the background worker (pid ${pid}) was still running but not ready within ` +
+          `${formatSeconds(WORKER_READY_MS)} s, so it was stopped; see ${paths.workerLog}`,
       );
     },
   });

@@ -1,11 +1,15 @@
 // The local Temporal stack against the real CLI: the run's shared dev server, a persistent server that
-// survives a restart, registered search attributes, and clear failures for bad CLI paths.
+// survives a restart, registered search attributes, a slow start waited for while the server is alive,
+// and clear failures for bad CLI paths.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { REQUIRED_DYNAMIC_CONFIG, devServerArgs, startDevServer } from '../../src/local-stack/dev-server.js';
+import { alive } from '../../src/local-stack/stack-processes.js';
 import { TEMPORAL_CLI_VERSION, resolveTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { TEST_SEARCH_ATTRIBUTES } from '../setup/global-setup.js';
 
@@ -32,6 +36,25 @@ async function tempDir(): Promise<string> {
 afterAll(async () => {
   await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, name);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Stops the server's process group; resolves once /proc shows it stopped (state T), false if it never does. */
+async function freeze(pid: number): Promise<boolean> {
+  signal(pid, 'SIGSTOP');
+  for (let i = 0; i < 100; i++) {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'T') return true;
+    await sleep(100);
+  }
+  return false;
+}
 
 describe('the run-wide dev server', () => {
   it('answers: its namespace is registered', async () => {
@@ -163,6 +186,68 @@ describe('startDevServer', () => {
       await server.stop();
     }
   });
+
+  it('waits past its old 30 s deadline for a server held stopped for 35 s, saying so every 10 s', async () => {
+    const progress: string[] = [];
+    let held: Promise<boolean> | undefined;
+    const started = Date.now();
+    const server = await startDevServer({
+      cliPath,
+      progress: (line) => progress.push(line),
+      onSpawn: (pid) => {
+        held = freeze(pid).then(async (stopped) => {
+          await sleep(35_000);
+          signal(pid, 'SIGCONT');
+          return stopped;
+        });
+      },
+    });
+    const tookMs = Date.now() - started;
+    try {
+      await expect(held, 'the server was seen stopped').resolves.toBe(true);
+      expect(tookMs).toBeGreaterThan(35_000);
+      const client = await connect(server.address);
+      const described = await client.workflowService.describeNamespace({ namespace: 'default' });
+      expect(described.namespaceInfo?.name).toBe('default');
+      expect(progress.length, progress.join('\n')).toBeGreaterThanOrEqual(3);
+      const line = new RegExp(
+        `^still waiting for the Temporal dev server on ${server.address.replace(/\./g, '\\.')} ` +
+          `\\(pid ${server.pid}, \\d+ s, log \\+\\d+(\\.\\d)? (B|KB|MB)\\)$`,
+      );
+      for (const each of progress) expect(each).toMatch(line);
+    } finally {
+      await Promise.all(connections.splice(0).map((connection) => connection.close()));
+      await server.stop();
+    }
+  }, 240_000);
+
+  it('gives up at readyTimeoutMs on a server that stays stopped, and stops it', async () => {
+    let pid = 0;
+    let held: Promise<boolean> | undefined;
+    const started = Date.now();
+    const error = await startDevServer({
+      cliPath,
+      readyTimeoutMs: 3_000,
+      onSpawn: (spawned) => {
+        pid = spawned;
+        held = freeze(spawned);
+      },
+    }).then(
+      async (server) => {
+        await server.stop();
+        return null;
+      },
+      (thrown: unknown) => thrown,
+    );
+    await expect(held, 'the server was seen stopped').resolves.toBe(true);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+    expect(String(error)).toMatch(
+      new RegExp(
+        `the Temporal dev server at 127\\.0\\.0\\.1:\\d+ \\(pid ${pid}\\) was still running but did not answer within 3 s, so it was stopped`,
+      ),
+    );
+    expect(alive(pid)).toBe(false);
+  }, 60_000);
 
   it('fails with a clear message for a CLI path that does not exist', async () => {
     await expect(startDevServer({ cliPath: '/nonexistent/bin/temporal' })).rejects.toThrow(
