@@ -75,10 +75,30 @@ export function applySchema(db: Database.Database): void {
   addMissingColumns(db);
 }
 
-export type SqliteStatements = ReturnType<typeof prepareStatements>;
+/** A prepared statement as the store uses it: positional parameters, rows cast by the caller. */
+export type SqliteStatement = Database.Statement<unknown[], unknown>;
+
+/**
+ * Every statement the store runs. Spelled out rather than inferred: the inferred type names
+ * better-sqlite3's internal namespace, which the declaration build (`npm run build`) cannot emit.
+ */
+export interface SqliteStatements {
+  readonly insertSession: SqliteStatement;
+  readonly selectSession: SqliteStatement;
+  readonly lastSeq: SqliteStatement;
+  readonly lastRow: SqliteStatement;
+  readonly rowsInRange: SqliteStatement;
+  readonly rowsByKeys: SqliteStatement;
+  readonly rowsByMessageIds: SqliteStatement;
+  readonly insertEvent: SqliteStatement;
+  readonly readChain: SqliteStatement;
+  /** In raw mode: each row is an array of READ_COLUMNS' values. */
+  readonly readRange: SqliteStatement;
+  readonly list: SqliteStatement;
+}
 
 /** Every statement the store runs, prepared once per connection. */
-export function prepareStatements(db: Database.Database) {
+export function prepareStatements(db: Database.Database): SqliteStatements {
   return {
     insertSession: db.prepare(
       `INSERT INTO sessions (session_id, created_at, parent_session_id, chain_anchor) VALUES (?, ?, ?, ?)
