@@ -23,7 +23,12 @@ export function ActionPanel(props: { detail: SessionDetail; onDone: () => void; 
     setResult(null);
     run().then(
       (value) => {
-        setResult({ ok: true, text: `${what}: accepted` });
+        const warning = (value as Partial<Accepted> | null)?.warning;
+        setResult(
+          warning !== undefined
+            ? { ok: false, text: `${what}: accepted, but ${warning.message}` }
+            : { ok: true, text: `${what}: accepted` },
+        );
         after?.(value);
         props.onDone();
       },

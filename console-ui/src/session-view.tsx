@@ -75,6 +75,11 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
             </p>
           ),
       )}
+      {d?.workerWarning != null && (
+        <p role="alert" class="warning" data-testid="worker-warning">
+          ⚠ {d.workerWarning.message}
+        </p>
+      )}
       {d !== null && (
         <dl class="facts">
           <dt>Status</dt>

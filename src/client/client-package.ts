@@ -7,6 +7,7 @@ export {
   type MessageOptions,
   type SessionClientOptions,
 } from './session-client.js';
+export { NO_WORKER_POLLING, noWorkerMessage, type WorkerPresence } from './worker-presence.js';
 export {
   approveUpdate,
   ApprovePayload,

@@ -10,7 +10,9 @@ import {
 } from '@temporalio/client';
 import { DhError, type UserContent } from '../core/index.js';
 import {
+  approveUpdate,
   closeSignal,
+  compactUpdate,
   followupSignal,
   injectSignal,
   interruptSignal,
@@ -18,11 +20,14 @@ import {
   sessionWorkflowId,
   stateQuery,
   steerSignal,
+  type ApprovePayload,
+  type CompactPayload,
   type SendReceipt,
   type SendUpdatePayload,
   type SessionStateView,
 } from '../shared/session-messages.js';
 import type { SessionLimits, SessionWorkflow, SessionWorkflowInput } from '../shared/session-workflow-input.js';
+import { sessionWorkerPresence, type WorkerPresence } from './worker-presence.js';
 
 /** gRPC status codes (fixed by the gRPC spec). */
 const GRPC_DEADLINE_EXCEEDED = 4;
@@ -122,6 +127,24 @@ export class SessionClient {
 
   state(sessionId: string): Promise<SessionStateView> {
     return this.#call(sessionId, () => this.handle(sessionId).query(stateQuery));
+  }
+
+  /** Decides a tool call waiting for approval; resolves with the decision the workflow recorded. */
+  approve(sessionId: string, payload: ApprovePayload): Promise<{ callId: string; decision: 'approve' | 'deny' }> {
+    return this.#call(sessionId, () => this.handle(sessionId).executeUpdate(approveUpdate, { args: [payload] }));
+  }
+
+  /** Asks for a compaction at the next boundary (`prune`: trim old tool results instead of summarizing). */
+  compact(sessionId: string, payload: CompactPayload = {}): Promise<{ accepted: true }> {
+    return this.#call(sessionId, () => this.handle(sessionId).executeUpdate(compactUpdate, { args: [payload] }));
+  }
+
+  /**
+   * Whether a worker polls the task queue the session's workflow runs on: updates, queries and turns all
+   * wait for one. Null when the session has no running workflow or Temporal does not answer.
+   */
+  workerPresence(sessionId: string): Promise<WorkerPresence | null> {
+    return sessionWorkerPresence(this.client, sessionId);
   }
 
   async #signal(

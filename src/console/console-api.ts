@@ -57,6 +57,16 @@ export interface SessionDetail {
   readonly cacheReadShare: number | null;
   readonly parentSessionId: string | null;
   readonly children: readonly { readonly callId: string; readonly sessionId: string; readonly ended: string }[];
+  /** The running workflow's task queue and how many workers poll it (null: no running workflow, or no answer). */
+  readonly worker: { readonly taskQueue: string; readonly pollers: number } | null;
+  /** Set when no worker polls that queue: nothing the session was sent can run until one does. */
+  readonly workerWarning: ApiWarning | null;
+}
+
+/** Something the caller should know that did not stop the request (code NO_WORKER_POLLING). */
+export interface ApiWarning {
+  readonly code: string;
+  readonly message: string;
 }
 
 /** GET /api/sessions/:id/events?from=SEQ — the log's events from `from` (default 0), as stored. */
@@ -154,10 +164,17 @@ export interface ForkRequest {
 /** Answered with 201. */
 export interface ForkResponse {
   readonly sessionId: string;
+  /** Set when no worker polls the fork's task queue. */
+  readonly warning?: ApiWarning;
 }
-/** Every other action that succeeds answers this (202: the workflow took it; what follows shows in the log). */
+/**
+ * Every other action that succeeds answers this (202: the workflow took it; what follows shows in the log).
+ * A message or interrupt sent while no worker polls the session's queue is accepted with a `warning`; an
+ * approval or compaction (updates, which a worker must take) is refused with 409 NO_WORKER_POLLING instead.
+ */
 export interface Accepted {
   readonly accepted: true;
+  readonly warning?: ApiWarning;
 }
 
 /**

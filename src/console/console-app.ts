@@ -5,16 +5,18 @@ import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
 import type { DeriveOptions } from '../audit/derive-sent-requests.js';
 import type { SessionClient } from '../client/session-client.js';
+import { NO_WORKER_POLLING, noWorkerMessage } from '../client/worker-presence.js';
 import { sessionOverview } from '../cli/operator/session-overview.js';
 import { forkSession } from '../cli/operator/fork-session.js';
 import { DhError } from '../core/index.js';
-import { approveUpdate, compactUpdate, payloadProblem, type SessionStateView } from '../shared/session-messages.js';
+import { payloadProblem, type SessionStateView } from '../shared/session-messages.js';
 import type { DeltaChannel } from '../streaming/delta-channel.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { ApprovalBody, CompactBody, ForkBody, InterruptBody, MessageBody } from './console-bodies.js';
 import {
   CONSOLE_ROUTES,
   type Accepted,
+  type ApiWarning,
   type ForkResponse,
   type SessionDetail,
   type SessionEvents,
@@ -85,7 +87,11 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
     const overview = sessionOverview(id, events);
     let state: SessionStateView | null = null;
     let stateUnavailable: string | null = null;
+    const worker = sessions !== null ? await sessions.workerPresence(id) : null;
+    const workerWarning = warningFor(sessions, id, worker);
     if (sessions === null) stateUnavailable = 'Temporal is not reachable';
+    // The state query needs a worker too: without one it would only time out.
+    else if (workerWarning !== null) stateUnavailable = `no worker is polling ${JSON.stringify(worker?.taskQueue)}`;
     else {
       try {
         state = await sessions.state(id);
@@ -104,6 +110,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
       cacheReadShare: overview.cacheReadShare,
       parentSessionId: overview.delegation?.parentSessionId ?? overview.parent?.sessionId ?? null,
       children: overview.subagents.map((s) => ({ callId: s.callId, sessionId: s.sessionId, ended: s.ended })),
+      worker,
+      workerWarning,
     };
     return c.json(detail);
   });
@@ -143,39 +151,36 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
     if (body.kind === 'followup') await client.followup(id, body.content, source);
     else if (body.kind === 'steer') await client.steer(id, body.content, source);
     else await client.inject(id, body.content, source);
-    return accepted(c);
+    return accepted(c, await workerWarning(client, id));
   });
 
   app.post(CONSOLE_ROUTES.interrupt, async (c) => {
+    const id = c.req.param('id');
     const body = await bodyOf(c, InterruptBody);
-    await reachable(sessions).interrupt(c.req.param('id'), body.reason);
-    return accepted(c);
+    const client = reachable(sessions);
+    await client.interrupt(id, body.reason);
+    return accepted(c, await workerWarning(client, id));
   });
 
   app.post(CONSOLE_ROUTES.approve, async (c) => {
     const id = c.req.param('id');
     const callId = c.req.param('callId');
     const body = await bodyOf(c, ApprovalBody);
-    await reachable(sessions)
-      .handle(id)
-      .executeUpdate(approveUpdate, {
-        args: [
-          {
-            callId,
-            decision: body.decision,
-            by: 'console',
-            ...(body.reason !== undefined ? { reason: body.reason } : {}),
-          },
-        ],
-      });
+    const client = await withWorker(reachable(sessions), id);
+    await client.approve(id, {
+      callId,
+      decision: body.decision,
+      by: 'console',
+      ...(body.reason !== undefined ? { reason: body.reason } : {}),
+    });
     return accepted(c);
   });
 
   app.post(CONSOLE_ROUTES.compact, async (c) => {
+    const id = c.req.param('id');
     const body = await bodyOf(c, CompactBody);
-    await reachable(sessions)
-      .handle(c.req.param('id'))
-      .executeUpdate(compactUpdate, { args: [body.prune === true ? { prune: true } : {}] });
+    const client = await withWorker(reachable(sessions), id);
+    await client.compact(id, body.prune === true ? { prune: true } : {});
     return accepted(c);
   });
 
@@ -186,7 +191,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
       atSeq: body.atSeq,
       ...(body.as !== undefined ? { as: body.as } : {}),
     });
-    const created: ForkResponse = { sessionId: forkId };
+    const warning = await workerWarning(reachable(sessions), forkId);
+    const created: ForkResponse = { sessionId: forkId, ...(warning !== null ? { warning } : {}) };
     return c.json(created, 201);
   });
 
@@ -195,9 +201,31 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
   return app;
 }
 
-function accepted(c: Context): Response {
-  const body: Accepted = { accepted: true };
+function accepted(c: Context, warning: ApiWarning | null = null): Response {
+  const body: Accepted = { accepted: true, ...(warning !== null ? { warning } : {}) };
   return c.json(body, 202);
+}
+
+/** The NO_WORKER_POLLING warning for a session whose running workflow's queue no worker polls, else null. */
+function warningFor(
+  sessions: SessionClient | null,
+  sessionId: string,
+  presence: Awaited<ReturnType<SessionClient['workerPresence']>>,
+): ApiWarning | null {
+  if (sessions === null || presence === null || presence.pollers > 0) return null;
+  const caller = { namespace: sessions.client.options.namespace, taskQueue: sessions.options.taskQueue };
+  return { code: NO_WORKER_POLLING, message: noWorkerMessage(sessionId, presence, caller) };
+}
+
+async function workerWarning(sessions: SessionClient, sessionId: string): Promise<ApiWarning | null> {
+  return warningFor(sessions, sessionId, await sessions.workerPresence(sessionId));
+}
+
+/** An update needs a worker to take it: without one, refuse at once (409) rather than time out. */
+async function withWorker(sessions: SessionClient, sessionId: string): Promise<SessionClient> {
+  const warning = await workerWarning(sessions, sessionId);
+  if (warning !== null) throw new DhError(warning.code, warning.message, { sessionId });
+  return sessions;
 }
 
 function reachable(sessions: SessionClient | null): SessionClient {

@@ -155,8 +155,21 @@ export function openApiDocument(): Schema {
             },
           },
         },
-        Accepted: { type: 'object', required: ['accepted'], properties: { accepted: { const: true } } },
-        ForkResponse: { type: 'object', required: ['sessionId'], properties: { sessionId: { type: 'string' } } },
+        Accepted: {
+          type: 'object',
+          required: ['accepted'],
+          properties: { accepted: { const: true }, warning: ref('ApiWarning') },
+        },
+        ForkResponse: {
+          type: 'object',
+          required: ['sessionId'],
+          properties: { sessionId: { type: 'string' }, warning: ref('ApiWarning') },
+        },
+        ApiWarning: {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: { code: { type: 'string' }, message: { type: 'string' } },
+        },
         MessageRequest: jsonSchemaOf(MessageBody),
         InterruptRequest: jsonSchemaOf(InterruptBody),
         ApprovalRequest: jsonSchemaOf(ApprovalBody),

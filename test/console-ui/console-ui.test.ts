@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { forkSession } from '../../src/cli/operator/fork-session.js';
+import { SessionClient } from '../../src/client/session-client.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
 import { approvalPolicyPlugin } from '../../src/plugins/basic-plugins.js';
 import { echoTool, sleepTool } from '../helpers/test-tools.js';
@@ -128,5 +130,27 @@ describe('web console in chromium', () => {
     const body = (await response.json()) as { error: { code: string; message: string } };
     expect(response.ok).toBe(false);
     expect(await alert.textContent()).toBe(`${body.error.code}: ${body.error.message}`);
+  });
+
+  it("warns on the page when no worker polls the session's task queue, and on a message sent to it", async () => {
+    // A fork whose workflow went to a queue no worker polls (a console or dh started with another DH_TASK_QUEUE).
+    const unpolled = new SessionClient(h.client, { taskQueue: `ui-unpolled-${process.pid}-${Date.now()}` });
+    const forkId = await forkSession(h.store, unpolled, 'ui-approve', {
+      atSeq: await h.store.head('ui-approve'),
+      as: 'ui-no-worker',
+    });
+    await page.reload();
+    await page.getByRole('button', { name: forkId, exact: true }).click();
+    const session = page.getByRole('region', { name: `Session ${forkId}` });
+    const warning = session.getByTestId('worker-warning');
+    await warning.waitFor({ timeout: 10_000 });
+    expect(await warning.textContent()).toContain(`no worker is polling task queue "${unpolled.options.taskQueue}"`);
+    await session.getByLabel('Kind').selectOption('steer');
+    await session.getByLabel('Message').fill('anyone?');
+    await session.getByRole('button', { name: 'Send' }).click();
+    const result = session.getByRole('alert', { name: 'Action result' });
+    await result.waitFor({ timeout: 10_000 });
+    expect(await result.textContent()).toMatch(/^steer: accepted, but no worker is polling task queue/);
+    await screenshot(page, 'console-no-worker');
   });
 });

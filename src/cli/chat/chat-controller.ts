@@ -3,10 +3,10 @@
 // app (chat-app.ts) only draws the model and forwards keys here.
 import { randomUUID } from 'node:crypto';
 import { auditSession } from '../../audit/audit-session.js';
-import { approveUpdate, compactUpdate } from '../../shared/session-messages.js';
 import type { DeltaChannel } from '../../streaming/delta-channel.js';
 import { SessionFollower } from '../../streaming/session-follower.js';
 import type { CliContext } from '../cli-context.js';
+import { warnWithoutWorker } from '../worker-warning.js';
 import { forkSession } from '../operator/fork-session.js';
 import { attachmentReader, configuredProfile } from '../operator/operator-actions.js';
 import { renderAuditReport } from '../operator/render-audit.js';
@@ -31,6 +31,9 @@ export class ChatController {
   #loop: Promise<void> | null = null;
   /** Messages, interrupts and decisions go out one at a time, in the order they were typed. */
   #outbox: Promise<void> = Promise.resolve();
+  /** Ends the look for a worker at stop; `#missingWorker` while a warning stands (until one polls). */
+  readonly #watch = new AbortController();
+  #missingWorker = false;
 
   constructor(
     private readonly ctx: CliContext,
@@ -48,10 +51,12 @@ export class ChatController {
 
   start(): void {
     this.#loop ??= this.#run();
+    this.#checkWorker();
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#watch.abort();
     await this.#loop;
   }
 
@@ -66,6 +71,8 @@ export class ChatController {
           ? this.ctx.sessions.steer(this.sessionId, content, options)
           : this.ctx.sessions.inject(this.sessionId, content, options),
     );
+    // The first message may have started the workflow: now there is a queue to look at.
+    this.#checkWorker();
   }
 
   async interrupt(): Promise<void> {
@@ -75,11 +82,7 @@ export class ChatController {
   }
 
   async decide(callId: string, decision: 'approve' | 'deny'): Promise<void> {
-    await this.#report(() =>
-      this.ctx.sessions
-        .handle(this.sessionId)
-        .executeUpdate(approveUpdate, { args: [{ callId, decision, by: CHAT_SOURCE }] }),
-    );
+    await this.#report(() => this.ctx.sessions.approve(this.sessionId, { callId, decision, by: CHAT_SOURCE }));
   }
 
   async command(command: SlashCommand): Promise<void> {
@@ -90,7 +93,7 @@ export class ChatController {
         this.model.note(CHAT_HELP);
         break;
       case 'compact':
-        await this.#report(() => this.ctx.sessions.handle(this.sessionId).executeUpdate(compactUpdate, { args: [{}] }));
+        await this.#report(() => this.ctx.sessions.compact(this.sessionId));
         this.model.note('compaction requested');
         break;
       case 'fork': {
@@ -130,6 +133,19 @@ export class ChatController {
         break;
     }
     this.#changed();
+  }
+
+  /** Warns on screen when no worker polls the session's queue, and says so again once one does. */
+  #checkWorker(): void {
+    if (this.#missingWorker || this.#watch.signal.aborted) return;
+    void warnWithoutWorker(this.ctx, this.sessionId, {
+      untilWorker: this.#watch.signal,
+      note: (line, polled) => {
+        this.#missingWorker = !polled;
+        this.model.note(polled ? line : `⚠ ${line}`, 'warn');
+        this.#changed();
+      },
+    });
   }
 
   async #run(): Promise<void> {

@@ -1,15 +1,11 @@
 // What `dh send`, `dh steer`, `dh inject`, `dh interrupt`, `dh approve`, `dh close` and `dh compact` do;
 // message-commands.ts defines them and loads this module when one of them runs.
 import { randomUUID } from 'node:crypto';
-import {
-  approveUpdate,
-  compactUpdate,
-  MessageSignalPayload,
-  SendUpdatePayload,
-} from '../../shared/session-messages.js';
+import { MessageSignalPayload, SendUpdatePayload } from '../../shared/session-messages.js';
 import { openCliContext, type CliContext } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
 import { cliAction, sessionArg, textArg } from '../cli-action.js';
+import { withWorkerCheck } from '../worker-warning.js';
 
 export interface MessageOptions {
   id?: string;
@@ -47,7 +43,7 @@ export const sendCommand = cliAction(async (session: string, text: string, optio
     wakeup: options.wakeup,
     ...(expectedTurn !== undefined ? { expectedTurn } : {}),
   });
-  await withContext(async (ctx) => {
+  await withContext(sessionId, async (ctx) => {
     const receipt = await ctx.sessions.send(sessionId, payload);
     out(
       options.json,
@@ -67,7 +63,7 @@ export const messageCommand = cliAction(
       source: options.source,
     });
     const messageId = payload.messageId ?? '';
-    await withContext(async (ctx) => {
+    await withContext(sessionId, async (ctx) => {
       const send = kind === 'steer' ? ctx.sessions.steer.bind(ctx.sessions) : ctx.sessions.inject.bind(ctx.sessions);
       await send(sessionId, payload.content, { messageId, source: options.source });
       out(options.json, { sessionId, messageId, kind }, `${kind === 'steer' ? 'steered' : 'injected'} ${messageId}`);
@@ -78,7 +74,7 @@ export const messageCommand = cliAction(
 export const reasonedCommand = cliAction(
   async (spec: ReasonedAction, session: string, options: { reason?: string }) => {
     const sessionId = sessionArg(session);
-    await withContext(async (ctx) => {
+    await withContext(sessionId, async (ctx) => {
       await spec.act(ctx, sessionId, options.reason);
       process.stdout.write(`${spec.done(sessionId)}\n`);
     });
@@ -88,16 +84,12 @@ export const reasonedCommand = cliAction(
 export const approveCommand = cliAction(async (session: string, callId: string, options: ApproveOptions) => {
   const sessionId = sessionArg(session);
   if (callId.trim() === '' || callId.length > 200) throw usageError('invalid call id');
-  await withContext(async (ctx) => {
-    const decision = await ctx.sessions.handle(sessionId).executeUpdate(approveUpdate, {
-      args: [
-        {
-          callId,
-          decision: options.deny ? 'deny' : 'approve',
-          by: options.by,
-          ...(options.reason !== undefined ? { reason: options.reason } : {}),
-        },
-      ],
+  await withContext(sessionId, async (ctx) => {
+    const decision = await ctx.sessions.approve(sessionId, {
+      callId,
+      decision: options.deny ? 'deny' : 'approve',
+      by: options.by,
+      ...(options.reason !== undefined ? { reason: options.reason } : {}),
     });
     out(options.json, decision, `${decision.decision === 'approve' ? 'approved' : 'denied'} ${decision.callId}`);
   });
@@ -105,16 +97,17 @@ export const approveCommand = cliAction(async (session: string, callId: string, 
 
 export const compactCommand = cliAction(async (session: string, options: { prune?: boolean }) => {
   const sessionId = sessionArg(session);
-  await withContext(async (ctx) => {
-    await ctx.sessions.handle(sessionId).executeUpdate(compactUpdate, { args: [options.prune ? { prune: true } : {}] });
+  await withContext(sessionId, async (ctx) => {
+    await ctx.sessions.compact(sessionId, options.prune ? { prune: true } : {});
     process.stdout.write(`compaction requested for ${sessionId}\n`);
   });
 });
 
-async function withContext(run: (ctx: CliContext) => Promise<void>): Promise<void> {
+/** Runs `run` on a CLI context, saying meanwhile when no worker polls the session's task queue. */
+async function withContext(sessionId: string, run: (ctx: CliContext) => Promise<void>): Promise<void> {
   const ctx = await openCliContext();
   try {
-    await run(ctx);
+    await withWorkerCheck(ctx, sessionId, () => run(ctx));
   } finally {
     await ctx.close();
   }

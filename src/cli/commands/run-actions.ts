@@ -9,6 +9,7 @@ import { cliAction, sessionArg, textArg } from '../cli-action.js';
 import { ctrlC } from '../live/ctrl-c.js';
 import { followSession, type FollowResult } from '../live/follow-session.js';
 import { LiveRenderer } from '../live/live-renderer.js';
+import { warnWithoutWorker } from '../worker-warning.js';
 
 /** A new session id: sortable by creation time, unique enough for one user's sessions. */
 export function newSessionId(now = new Date()): string {
@@ -45,6 +46,8 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
 
   const ctx = await openCliContext();
   const channel = openDeltaChannel(ctx.config.store);
+  // Stops the look for a worker (see warnWithoutWorker) when the command ends, however it ends.
+  const watch = new AbortController();
   try {
     if (options.session !== undefined) await refuseClosed(ctx, sessionId);
     const fromSeq = await ctx.store.head(sessionId).catch(() => 0);
@@ -58,6 +61,7 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
     });
 
     const detach = new AbortController();
+    void warnWithoutWorker(ctx, sessionId, { untilWorker: watch.signal, ...noteOn(renderer) });
     const onSigint = ctrlC({
       first: () => {
         renderer?.note('interrupting the turn… (Ctrl-C again to detach; the session keeps running)');
@@ -77,6 +81,7 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
     });
     return finish(sessionId, result, options.json, renderer);
   } finally {
+    watch.abort();
     await channel.close();
     await ctx.close();
   }
@@ -86,6 +91,8 @@ export const attachCommand = cliAction(async (session: string, options: AttachOp
   const sessionId = sessionArg(session);
   const ctx = await openCliContext();
   const channel = openDeltaChannel(ctx.config.store);
+  // Stops the look for a worker (see warnWithoutWorker) when the command ends, however it ends.
+  const watch = new AbortController();
   try {
     const events = await ctx.store.read(sessionId).catch(async (error: unknown) => {
       if ((error as { code?: unknown }).code !== 'SESSION_NOT_FOUND') throw error;
@@ -97,6 +104,7 @@ export const attachCommand = cliAction(async (session: string, options: AttachOp
     const lastTurnStart = events.findLast((e) => e.type === 'turn/start');
     const renderer = options.json ? null : new LiveRenderer({ sessionId });
     const detach = new AbortController();
+    void warnWithoutWorker(ctx, sessionId, { untilWorker: watch.signal, ...noteOn(renderer) });
     const result = await followWhile(
       () => detach.abort(),
       renderer,
@@ -110,6 +118,7 @@ export const attachCommand = cliAction(async (session: string, options: AttachOp
     );
     return finish(sessionId, result, options.json, renderer);
   } finally {
+    watch.abort();
     await channel.close();
     await ctx.close();
   }
@@ -162,6 +171,11 @@ async function workflowExists(ctx: CliContext, sessionId: string): Promise<boole
     if (error instanceof WorkflowNotFoundError) return false;
     throw error;
   }
+}
+
+/** Worker warnings through the renderer (which keeps its spinner and the stream's line intact), else stderr. */
+function noteOn(renderer: LiveRenderer | null): { note?: (line: string) => void } {
+  return renderer !== null ? { note: (line) => renderer.note(`dh: ${line}`) } : {};
 }
 
 /** Follows with `onSigint` handling Ctrl-C for as long as it runs; the renderer is closed either way. */

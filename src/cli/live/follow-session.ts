@@ -41,7 +41,6 @@ export interface FollowOptions {
 }
 
 const WATCH_EVERY_MS = 2_000;
-const NO_WORKER_WARNING_MS = 10_000;
 /** Nothing streamed for this long: the watch also reports activities that fail and are being retried. */
 const QUIET_MS = 1_500;
 
@@ -63,8 +62,6 @@ export async function followSession(
   let openTurn: number | null = null;
   let checkIdle = mode.kind === 'session';
   let lastWatch = Date.now();
-  const started = Date.now();
-  let warnedNoWorker = false;
   let lastOpAt = Date.now();
   const failures = new FailureReporter();
   // Without a renderer (--json) the failures still reach stderr: a script's log shows why nothing happens.
@@ -156,14 +153,6 @@ export async function followSession(
       if (description !== null && Date.now() - lastOpAt > QUIET_MS) {
         for (const line of failures.notes(description, Date.now())) note(line);
       }
-      if (mode.kind === 'message' && turn === null && !warnedNoWorker && Date.now() - started > NO_WORKER_WARNING_MS) {
-        warnedNoWorker = true;
-        if (!(await hasWorker(ctx))) {
-          renderer?.note(
-            `no worker polls task queue ${ctx.stack.taskQueue} on ${ctx.stack.address}; start one with \`dh worker\``,
-          );
-        }
-      }
       if (mode.kind === 'session' && !mode.follow && openTurn === null) checkIdle = true;
     }
     await follower.wait(options.pollMs ?? 100);
@@ -199,19 +188,5 @@ async function watchWorkflow(ctx: CliContext, sessionId: string): Promise<Workfl
     return { status: description.status.name, description };
   } catch (error) {
     return { status: error instanceof WorkflowNotFoundError ? 'NOT_FOUND' : 'UNREACHABLE', description: null };
-  }
-}
-
-/** Some worker polled the session task queue recently. */
-async function hasWorker(ctx: CliContext): Promise<boolean> {
-  try {
-    const response = await ctx.client.workflowService.describeTaskQueue({
-      namespace: ctx.stack.namespace,
-      taskQueue: { name: ctx.stack.taskQueue },
-      taskQueueType: 1, // TASK_QUEUE_TYPE_WORKFLOW
-    });
-    return (response.pollers ?? []).length > 0;
-  } catch {
-    return true;
   }
 }

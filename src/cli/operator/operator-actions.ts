@@ -13,6 +13,7 @@ import { AttachmentStore } from '../../stores/attachment-store.js';
 import { AFTER_UNCHAINED } from '../../stores/log-chain.js';
 import type { SessionStore } from '../../stores/session-store.js';
 import { openCliContext, openStoreOnly } from '../cli-context.js';
+import { warnWithoutWorker } from '../worker-warning.js';
 import { ExitCode, messageOf, writeErr, writeOut, type StepRef } from './cli-io.js';
 import { connectIfReachable } from './optional-temporal.js';
 import { forkSession } from './fork-session.js';
@@ -238,6 +239,7 @@ export async function forkCommand(sessionId: string, options: { at: number; as?:
       `dh: forked ${sessionId} at seq ${options.at} (seqs 0..${options.at - 1} copied) as ${forkId}; ` +
         `its workflow is running on task queue ${ctx.stack.taskQueue}. Next: dh send ${forkId} "…"`,
     );
+    await warnWithoutWorker(ctx, forkId);
   } finally {
     await ctx.close();
   }
@@ -270,6 +272,7 @@ export async function resumeCommand(sessionId: string): Promise<void> {
       `dh: resumed ${sessionId} (${head} events; previous run ${previous ? `${previous.runId} ${previous.status.name}` : 'none'}) ` +
         `as run ${run.runId} on task queue ${ctx.stack.taskQueue}. Next: dh send ${sessionId} "…"`,
     );
+    await warnWithoutWorker(ctx, sessionId);
   } finally {
     await ctx.close();
   }
