@@ -26,24 +26,30 @@ interface Line {
   readonly n: number;
   readonly text: string;
   readonly fenced: boolean;
+  /** In a block fenced as ```text: a program's output, not something to type. */
+  readonly output: boolean;
 }
 
-const FENCE = /^\s*(```|~~~)/;
+const FENCE = /^\s*(```|~~~)\s*([\w-]*)/;
 
 /** Every line, marked whether it sits in a fenced code block (the fence lines themselves count as fenced). */
 function lines(markdown: string): Line[] {
   let open: string | null = null;
+  let output = false;
   return markdown.split('\n').map((text, i) => {
-    const fence = FENCE.exec(text)?.[1] ?? null;
+    const match = FENCE.exec(text);
+    const fence = match?.[1] ?? null;
     if (open === null && fence !== null) {
       open = fence;
-      return { n: i + 1, text, fenced: true };
+      output = match?.[2] === 'text';
+      return { n: i + 1, text, fenced: true, output };
     }
     if (open !== null) {
+      const line = { n: i + 1, text, fenced: true, output };
       if (fence === open) open = null;
-      return { n: i + 1, text, fenced: true };
+      return line;
     }
-    return { n: i + 1, text, fenced: false };
+    return { n: i + 1, text, fenced: false, output: false };
   });
 }
 
@@ -101,11 +107,15 @@ export function relativeLinks(markdown: string): MarkdownLink[] {
   return out;
 }
 
-/** Fenced blocks line by line (shell continuations joined) and inline code spans of the prose. */
+/**
+ * Fenced blocks line by line (shell continuations joined) and inline code spans of the prose; blocks fenced as
+ * ```text are output (a warning may say "dh commands"), so they are left out.
+ */
 export function codeTexts(markdown: string): CodeText[] {
   const out: CodeText[] = [];
   let pending: CodeText | null = null;
   for (const line of lines(markdown)) {
+    if (line.output) continue;
     if (line.fenced) {
       if (FENCE.test(line.text)) continue;
       const joined: CodeText = pending
