@@ -170,12 +170,18 @@ export class ToolStepRun {
     return null;
   }
 
-  /** Logs the call's start naming its child, which then waits for the workflow; or refuses it as a result. */
+  /**
+   * Logs the call's start naming its child, which then waits for the workflow; or refuses it: a start without
+   * a child and the refusal as its result, in one append (so the log shows every call the model asked for).
+   */
   async #startDelegation(call: ToolCall, index: number): Promise<void> {
     const { turn, step } = this.input;
     const plan = planDelegation(this.context.runtime, this.session, call, index, turn, step);
     if (!plan.ok) {
-      await this.#append([this.#result(call, 'error', plan.error)]);
+      await this.#append([
+        { type: 'tool/start', at: Date.now(), turn, step, callId: call.id, name: call.name },
+        this.#result(call, 'error', plan.error),
+      ]);
       return;
     }
     await this.#append([
@@ -211,7 +217,8 @@ export class ToolStepRun {
     }
     const pending = pendingFromLog(this.session, call, turn, step);
     if (pending) this.#delegations.push(pending);
-    // A start without a child cannot be logged by this code; answer it rather than leave it dangling.
+    // A start without a child is logged only with its refusal, in one append; answer any other such start
+    // rather than leave it dangling.
     else await this.#append([this.#result(call, 'interrupted', TOOL_OUTCOME_UNKNOWN)]);
   }
 

@@ -157,7 +157,7 @@ describe('subagents: delegation to child sessions on a real Temporal server', ()
     await expectProviderSawTheLog(h, [parent, alpha, beta]);
   });
 
-  it('a delegation the activity refuses is a tool result the model reads, and starts no child', async () => {
+  it('a delegation the activity refuses is logged as started and answered with a result the model reads, and starts no child', async () => {
     const parent = 'sub-refused';
     const handle = await h.start(parent);
     await handle.signal(followupSignal, { content: 'bad delegation' });
@@ -170,7 +170,15 @@ describe('subagents: delegation to child sessions on a real Temporal server', ()
     ]);
     expect(answers[0]?.output).toContain('task must say what to do');
     expect(answers[1]?.output).toContain('no tool named "no_such_tool"');
-    expect(starts(events)).toEqual([]);
+    // Every call the model made has its start, each without a child, right before its refusal.
+    expect(starts(events).map((e) => [e.callId, e.name, e.child])).toEqual([
+      ['x1', 'delegate', undefined],
+      ['x2', 'delegate', undefined],
+    ]);
+    for (const answer of answers) {
+      const start = starts(events).find((e) => e.callId === answer.callId);
+      expect(start?.seq).toBe(answer.seq - 1);
+    }
     await expect(h.store.read(`${parent}.d1-1-0`)).rejects.toThrow(/not found/i);
   });
 
