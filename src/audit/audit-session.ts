@@ -3,6 +3,7 @@
 // digest, requests stay prefix-stable, cache reads match, (with a client) the history mirrors the log, and
 // its links to its subagents hold both ways; each subagent is audited the same way, recursively.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { PayloadCodecError, PayloadCodecErrorCode } from '../codec/aes-gcm-codec.js';
 import type { SessionEvent } from '../core/events.js';
 import { Session } from '../core/session.js';
 import { checkHistoryMirror, type MirrorReport } from '../client/history-mirror.js';
@@ -31,7 +32,10 @@ export interface AuditOptions {
   readonly sessionId: string;
   /** The worker's profile, when at hand; requests of other providers use built-in or generic profiles. */
   readonly profile?: ProviderProfile;
-  /** When given, the workflow history is checked against the log (checkHistoryMirror). */
+  /**
+   * When given, the workflow history is checked against the log (checkHistoryMirror). An encrypted history
+   * this client has no key for throws PAYLOAD_KEY_MISSING (or PAYLOAD_KEY_UNKNOWN for another key).
+   */
   readonly client?: Client;
   /** Reads image attachments of requests that carry images. */
   readonly readAttachment?: ReadAttachment;
@@ -279,9 +283,21 @@ async function mirrorCheck(client: Client, store: SessionStore, sessionId: strin
     if (error instanceof WorkflowNotFoundError) {
       return { status: 'no-workflow', problem: `no workflow for session "${sessionId}" on this Temporal server` };
     }
+    // A missing or other payload key is how this audit is configured, not a finding about the session.
+    if (error instanceof PayloadCodecError && KEY_PROBLEMS.has(error.code)) {
+      throw new PayloadCodecError(
+        error.code,
+        `the history mirror cannot be checked: ${error.message} (\`dh audit --no-mirror\` checks the log alone)`,
+        error.details,
+        { cause: error },
+      );
+    }
     return { status: 'error', problem: `the check could not run: ${messageOf(error)}` };
   }
 }
+
+/** Payload-key errors of the mirror check that audit raises instead of reporting (see mirrorCheck). */
+const KEY_PROBLEMS: ReadonlySet<string> = new Set([PayloadCodecErrorCode.MissingKey, PayloadCodecErrorCode.UnknownKey]);
 
 function sum(values: readonly (number | null)[]): number {
   return values.reduce<number>((total, v) => total + (v ?? 0), 0);

@@ -2,6 +2,7 @@
 // (seq, type, digest) receipts, the last with the store's chain head; collected over every run of the
 // session, they must agree with the store (histories recorded before the chain carry no chain digests).
 import { defaultPayloadConverter } from '@temporalio/common';
+import { refuseSealed } from '../codec/aes-gcm-codec.js';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { nativeEventDigest } from '../stores/native-sha256.js';
@@ -54,6 +55,8 @@ export async function checkHistoryMirror(
       for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
       const payload = payloads[0];
       if (!payload) continue;
+      // Without the workers' key the result is still ciphertext: say which variable, not "unknown encoding".
+      refuseSealed(payload, `the workflow history of session "${sessionId}"`);
       const result = defaultPayloadConverter.fromPayload<{ receipts?: Receipt[] }>(payload);
       for (const receipt of result?.receipts ?? []) {
         const seen = receipts.get(receipt.seq);

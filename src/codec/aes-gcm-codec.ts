@@ -25,6 +25,8 @@ export const PayloadCodecErrorCode = {
   InvalidKey: 'PAYLOAD_KEY_INVALID',
   UnknownKey: 'PAYLOAD_KEY_UNKNOWN',
   Undecryptable: 'PAYLOAD_UNDECRYPTABLE',
+  /** A sealed payload reached a reader with no codec at all: DH_PAYLOAD_KEY is unset where it is needed. */
+  MissingKey: 'PAYLOAD_KEY_MISSING',
 } as const;
 
 /** A bad key, or a payload this codec cannot open. Messages never contain key material. */
@@ -186,6 +188,21 @@ function settle<T>(run: () => T): Promise<T> {
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
+}
+
+/**
+ * Throws PAYLOAD_KEY_MISSING when `payload` is still sealed after every codec the reader has ran on it
+ * (none opens it: the reader runs without DH_PAYLOAD_KEY); `what` says what was being read.
+ */
+export function refuseSealed(payload: Payload, what: string): void {
+  if (!isSealed(payload)) return;
+  const keyId = text(payload.metadata?.[KEY_ID_METADATA]) ?? '';
+  throw new PayloadCodecError(
+    PayloadCodecErrorCode.MissingKey,
+    `${what} is encrypted (key id "${keyId}") and ${PAYLOAD_KEY_ENV} is not set here: ` +
+      `set ${PAYLOAD_KEY_ENV} to the key the workers encrypt with`,
+    { keyId, variable: PAYLOAD_KEY_ENV },
+  );
 }
 
 function isSealed(payload: Payload): boolean {

@@ -1,17 +1,18 @@
 // Payload encryption end to end: a worker and a client sharing the AES-256-GCM codec run a session whose
 // history holds only ciphertext; a plain-JSON signal from the `temporal` CLI still gets through; and the
-// codec server decodes that history for the Web UI and for the CLI's `--codec-endpoint`. A signal or update
-// the worker cannot decrypt (an unknown key, a bad tag) is refused by the session, never a failed task.
+// codec server decodes that history for the Web UI and for the CLI's `--codec-endpoint`; an audit without the key
+// names DH_PAYLOAD_KEY. A signal or update the worker cannot decrypt is refused by the session, never a failed task.
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { Payload, SerializationContext } from '@temporalio/common';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import {
   AesGcmPayloadCodec,
   ENCRYPTED_ENCODING,
   KEY_ID_METADATA,
+  PayloadCodecError,
   PayloadCodecErrorCode,
   dataConverterFromEnv,
   parsePayloadKey,
@@ -19,6 +20,7 @@ import {
   workerDataConverterFromEnv,
 } from '../../src/codec/aes-gcm-codec.js';
 import { startCodecServer, type CodecServer } from '../../src/codec/codec-server.js';
+import { auditSession } from '../../src/audit/audit-session.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import type { EventOf, SessionEvent } from '../../src/core/index.js';
 import { followupSignal, sendUpdate, sessionWorkflowId, stateQuery } from '../../src/shared/session-messages.js';
@@ -247,6 +249,31 @@ describe('an encrypted session on a real Temporal server', () => {
     const mirror = await checkHistoryMirror(h.client, h.store, SESSION);
     expect(mirror.problem).toBeNull();
     expect(mirror.uncoveredPrefix).toBe(0);
+  });
+
+  it('audited without the key, the mirror check fails naming DH_PAYLOAD_KEY; with another key, naming the key id', async () => {
+    const clientWith = (dataConverter?: { payloadCodecs: AesGcmPayloadCodec[] }) =>
+      new Client({
+        connection: h.client.connection,
+        namespace: h.client.options.namespace,
+        ...(dataConverter ? { dataConverter } : {}),
+      });
+    const keyless = await auditSession({ store: h.store, sessionId: SESSION, client: clientWith() }).then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(keyless).toBeInstanceOf(PayloadCodecError);
+    expect(keyless).toMatchObject({ code: PayloadCodecErrorCode.MissingKey, details: { keyId: codec.keyId } });
+    expect((keyless as Error).message).toContain('set DH_PAYLOAD_KEY to the key the workers encrypt with');
+    expect((keyless as Error).message).toContain('dh audit --no-mirror');
+    const stranger = new AesGcmPayloadCodec({ key: randomBytes(32) });
+    await expect(
+      auditSession({ store: h.store, sessionId: SESSION, client: clientWith({ payloadCodecs: [stranger] }) }),
+    ).rejects.toMatchObject({ code: PayloadCodecErrorCode.UnknownKey, details: { keyId: codec.keyId } });
+    // With the workers' key the same audit passes, mirror included.
+    const keyed = await auditSession({ store: h.store, sessionId: SESSION, client: h.client });
+    expect(keyed.failures).toEqual([]);
+    expect(keyed.summary.mirror?.status).toBe('ok');
   });
 
   it('the history holds ciphertext: every input, signal, update and activity payload is encrypted', async () => {
