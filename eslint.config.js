@@ -76,6 +76,35 @@ export default tseslint.config(
     },
   },
   {
+    // The two front ends only present: what both do (overview, fork, tree, transfer) lives below them in
+    // src/operations, which imports neither.
+    files: ['src/console/**/*.ts', 'src/operations/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/cli/*', '**/cli/**'], message: 'Shared operations live in src/operations, not in the CLI.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/operations/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/cli/*', '**/cli/**'], message: 'src/operations sits below the CLI.' },
+            { group: ['**/console/*', '**/console/**'], message: 'src/operations sits below the console.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Plain Node scripts outside the TypeScript project: lint them without type information.
     files: ['**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,

@@ -2,8 +2,8 @@
 // draws them), with what its log adds up to and its workflow's status when Temporal answers.
 import type { Client } from '@temporalio/client';
 import { sessionsWorkflowFacts } from '../client/session-workflow-facts.js';
-import { sessionOverview, type SessionOverview } from '../cli/operator/session-overview.js';
-import { sessionTree } from '../cli/commands/session-tree.js';
+import { sessionOverview, type SessionOverview } from '../operations/session-overview.js';
+import { sessionTree } from '../operations/session-tree.js';
 import { delegationsOf } from '../stores/delegated-sessions.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { SessionList, SessionListItem } from './console-api.js';

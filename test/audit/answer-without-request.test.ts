@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditSession } from '../../src/audit/audit-session.js';
 import { toEvent, type SessionEvent } from '../../src/core/index.js';
-import { IMPORT_INVALID, readLogFile, toJsonl } from '../../src/cli/operator/session-transfer.js';
+import { IMPORT_INVALID, readLogFile, toJsonl } from '../../src/operations/session-transfer.js';
 import { standardLog, tempStore, writeLog, type TempStore } from './audited-log.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];

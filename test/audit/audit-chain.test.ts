@@ -8,7 +8,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NO_KEY_LIMIT, TAIL_LIMIT } from '../../src/audit/audit-chain.js';
 import { auditSession } from '../../src/audit/audit-session.js';
-import { forkAnchor, createSessionFromLog } from '../../src/cli/operator/session-transfer.js';
+import { forkAnchor, createSessionFromLog } from '../../src/operations/session-transfer.js';
 import { forkEvents, Session } from '../../src/core/index.js';
 import { ROOT_ANCHOR } from '../../src/stores/log-chain.js';
 import { LogKey } from '../../src/stores/log-key.js';

@@ -11,7 +11,7 @@ import {
   usageTotal,
   type SessionEvent,
 } from '../../src/core/index.js';
-import { forkAnchor, createSessionFromLog } from '../../src/cli/operator/session-transfer.js';
+import { forkAnchor, createSessionFromLog } from '../../src/operations/session-transfer.js';
 import { forgeStoredRows } from '../helpers/forge-log.js';
 import { LogDriver } from '../helpers/log-generator.js';
 import { tempStore, withRequestSent, writeLog, type TempStore } from './audited-log.js';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { forkSession } from '../../src/cli/operator/fork-session.js';
+import { forkSession } from '../../src/operations/fork-session.js';
 import { SessionClient } from '../../src/client/session-client.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
 import { approvalPolicyPlugin } from '../../src/plugins/basic-plugins.js';

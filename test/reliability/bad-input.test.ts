@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionClient } from '../../src/client/session-client.js';
 import { readWorkerConfig } from '../../src/config/worker-config.js';
 import { DhError, ErrorCode, forkEvents, Session, type SessionEvent } from '../../src/core/index.js';
-import { copyAttachments, readLogFile, renamedLog, toJsonl } from '../../src/cli/operator/session-transfer.js';
+import { copyAttachments, readLogFile, renamedLog, toJsonl } from '../../src/operations/session-transfer.js';
 import { apiKeyFromEnv, genericProfile, resolveProfile } from '../../src/providers/provider-profiles.js';
 import { loadScript, ScriptErrorCode } from '../../src/scripted-provider/script.js';
 import { startScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';

@@ -7,10 +7,10 @@ import type { DeltaChannel } from '../../streaming/delta-channel.js';
 import { SessionFollower } from '../../streaming/session-follower.js';
 import type { CliContext } from '../cli-context.js';
 import { warnWithoutWorker } from '../worker-warning.js';
-import { forkSession } from '../operator/fork-session.js';
+import { forkSession } from '../../operations/fork-session.js';
 import { attachmentReader, configuredProfile } from '../operator/operator-actions.js';
 import { renderAuditReport } from '../operator/render-audit.js';
-import { renderOverview, sessionOverview } from '../operator/session-overview.js';
+import { renderOverview, sessionOverview } from '../../operations/session-overview.js';
 import { CHAT_SOURCE, ChatModel } from './chat-model.js';
 import type { MessageFate, SlashCommand } from './chat-input.js';
 

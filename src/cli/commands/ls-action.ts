@@ -10,7 +10,7 @@ import { openStoreOnly } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
 import { cliAction } from '../cli-action.js';
 import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
-import { sessionTree } from './session-tree.js';
+import { sessionTree } from '../../operations/session-tree.js';
 
 export interface SessionListing extends SessionSummary {
   /** `running` / `idle` (from the session's search attribute when set), `closed`, `failed`, ..., or `-` when Temporal is not reachable. */

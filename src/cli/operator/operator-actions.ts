@@ -16,11 +16,11 @@ import { openCliContext, openStoreOnly } from '../cli-context.js';
 import { warnWithoutWorker } from '../worker-warning.js';
 import { ExitCode, messageOf, writeErr, writeOut, type StepRef } from './cli-io.js';
 import { connectIfReachable } from './optional-temporal.js';
-import { forkSession } from './fork-session.js';
+import { forkSession } from '../../operations/fork-session.js';
 import { renderAuditReport } from './render-audit.js';
 import { eventLine } from './render-event.js';
 import { renderWireBody, requestHeading } from './render-request.js';
-import { renderOverview, sessionOverview } from './session-overview.js';
+import { renderOverview, sessionOverview } from '../../operations/session-overview.js';
 import {
   attachmentDirExists,
   attachmentRefs,
@@ -33,8 +33,8 @@ import {
   renamedLog,
   toJsonl,
   type ImportedLog,
-} from './session-transfer.js';
-import { toExportJsonl } from './session-export-format.js';
+} from '../../operations/session-transfer.js';
+import { toExportJsonl } from '../../operations/session-export-format.js';
 
 export const OperatorErrorCode = {
   StepNotFound: 'STEP_NOT_FOUND',

@@ -1,5 +1,5 @@
-// The order and indentation `dh ls` draws sessions in: each subagent under the session that delegated to
-// it (in the order they were created), top-level sessions in the order given (newest first).
+// The order and indentation sessions are listed in (`dh ls`, the console's list): each subagent under the
+// session that delegated to it (in the order they were created), top-level sessions in the order given.
 
 export interface TreeNode {
   readonly sessionId: string;

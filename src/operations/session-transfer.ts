@@ -1,25 +1,25 @@
-// `dh export` / `dh import`: a session log as JSONL (a header, then one event per line in seq order with its
-// chain digest and MAC), with the image attachments its events reference copied into `<file>.attachments/`.
+// A session log as JSONL for `dh export` / `dh import` (a header, then one event per line with its chain digest
+// and MAC, attachments copied into `<file>.attachments/`), and creating a session from a log (import, fork).
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { AttachmentRef, DhError, ErrorCode, parseEvent, Session, type SessionEvent } from '../../core/index.js';
-import type { AttachmentStore } from '../../stores/attachment-store.js';
+import { AttachmentRef, DhError, ErrorCode, parseEvent, Session, type SessionEvent } from '../core/index.js';
+import type { AttachmentStore } from '../stores/attachment-store.js';
 import {
   AFTER_UNCHAINED,
   ROOT_ANCHOR,
   verifyChain,
   type ChainLink,
   type ChainVerification,
-} from '../../stores/log-chain.js';
-import { LOG_KEY_ENV, type LogKey } from '../../stores/log-key.js';
-import { nativeEventDigest } from '../../stores/native-sha256.js';
-import type { SessionStore } from '../../stores/session-store.js';
-import { messageOf } from './cli-io.js';
+} from '../stores/log-chain.js';
+import { LOG_KEY_ENV, type LogKey } from '../stores/log-key.js';
+import { nativeEventDigest } from '../stores/native-sha256.js';
+import type { SessionStore } from '../stores/session-store.js';
+import { messageOf } from '../stores/event-row.js';
 import { EXPORT_VERSION, ExportHeader, ExportLine, isExportHeader } from './session-export-format.js';
 
 export const IMPORT_INVALID = 'IMPORT_INVALID';
 
-export { attachmentRoot } from '../../stores/attachment-store.js';
+export { attachmentRoot } from '../stores/attachment-store.js';
 
 /** The directory that travels with an exported file. */
 export function attachmentsDirFor(file: string): string {

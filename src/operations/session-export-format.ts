@@ -2,8 +2,8 @@
 // per event carrying the store's chain digest and MAC, so `dh import` can verify the log as it was exported.
 // Version 1 (no header, one bare event per line) is still read, as an unchained log.
 import { z } from 'zod';
-import type { SessionEvent } from '../../core/index.js';
-import type { ChainLink, StoredChain } from '../../stores/log-chain.js';
+import type { SessionEvent } from '../core/index.js';
+import type { ChainLink, StoredChain } from '../stores/log-chain.js';
 
 export const EXPORT_FORMAT = 'dh-session-export';
 export const EXPORT_VERSION = 2;

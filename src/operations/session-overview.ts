@@ -1,6 +1,6 @@
-// `dh show <session>`: what a log adds up to — tokens by kind, the cache-read share, turns, steps,
-// requests, how turns ended, whether a turn is still open, and the subagents it delegated to.
-import { delegationLinks } from '../../audit/delegation-links.js';
+// What a log adds up to (`dh show`, dh chat's /show, the console's detail and list): tokens by kind, the
+// cache-read share, turns, steps, requests, how turns ended, an open turn, and the subagents it delegated to.
+import { delegationLinks } from '../audit/delegation-links.js';
 import {
   addUsage,
   cacheReadShare,
@@ -9,7 +9,7 @@ import {
   usageTotal,
   type SessionEvent,
   type Usage,
-} from '../../core/index.js';
+} from '../core/index.js';
 
 /** One delegation call of the session and the child it started, from the session's log. */
 export interface SubagentLine {

@@ -1,8 +1,8 @@
 // Forks a session at a seq: the new log is the parent's first `atSeq` events (chained to the parent's
 // chain where the seed ends), and its workflow is started. Shared by `dh fork` and the web console.
-import type { SessionClient } from '../../client/session-client.js';
-import { forkEvents, Session } from '../../core/index.js';
-import type { SessionStore } from '../../stores/session-store.js';
+import type { SessionClient } from '../client/session-client.js';
+import { forkEvents, Session } from '../core/index.js';
+import type { SessionStore } from '../stores/session-store.js';
 import { createSessionFromLog, forkAnchor } from './session-transfer.js';
 
 export interface ForkOptions {
