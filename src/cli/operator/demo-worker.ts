@@ -8,12 +8,14 @@ import { DhError } from '../../core/index.js';
 import { WORKER_READY_FILE_ENV } from '../../local-stack/local-stack.js';
 import { signalGroup } from '../../local-stack/signal-group.js';
 import { spawnDetached, waitUntilReady, type DetachedChild } from '../../local-stack/spawn-detached.js';
+import { DEFAULT_START_CEILING_MS } from '../../local-stack/wait-while-alive.js';
 
 /** The code of every error the demo raises itself. */
 export const DEMO_FAILED = 'DEMO_FAILED';
 
 const BIN = fileURLToPath(new URL('../../../bin/dh.mjs', import.meta.url));
-const WORKER_READY_MS = 180_000;
+/** The ceiling of the worker's start (while it is alive the demo waits and says so every 10 s). */
+const WORKER_READY_MS = DEFAULT_START_CEILING_MS;
 
 export interface DemoWorkerOptions {
   /** The worker's whole environment (the ready file's variable is added per start). */
@@ -57,8 +59,12 @@ export class DemoWorker {
       isReady: async () => (await readFile(readyFile, 'utf8').catch(() => '')).trim() === String(child.pid),
       timeoutMs: WORKER_READY_MS,
       pollMs: 100,
+      progress: { what: 'the demo worker', log: (line) => this.options.say(`   ${line}`) },
       onExit: (how) => this.#died(how),
-      onTimeout: () => Promise.resolve(new DhError(DEMO_FAILED, `the demo worker was not ready; see ${logFile}`)),
+      onTimeout: () =>
+        Promise.resolve(
+          new DhError(DEMO_FAILED, `the demo worker was not ready after ${WORKER_READY_MS / 1000} s; see ${logFile}`),
+        ),
     });
     this.options.say(`   worker pid ${child.pid} ready on task queue ${this.options.taskQueue} (log ${logFile})`);
   }
