@@ -1,6 +1,6 @@
-// The audit of a session's hash chain, offline: every stored link recomputes from its event and the link
-// before it, a fork's anchor is the parent's chain at the fork point, and with DH_LOG_KEY every row's MAC
-// verifies. Says plainly what the check cannot see (without a key: a full recompute; always: a cut tail).
+// The audit of a session's hash chain, offline: every link recomputes from its event and the one before, a fork's
+// anchor is the parent's chain at the fork point, with DH_LOG_KEY every row's MAC verifies. Says what it cannot
+// see (without a key: a full recompute, naming the key the rows' MACs are under; always: a cut tail).
 import type { SessionEvent } from '../core/events.js';
 import { AFTER_UNCHAINED, ROOT_ANCHOR, verifyChain, type ChainLink } from '../stores/log-chain.js';
 import type { LogKey } from '../stores/log-key.js';
@@ -31,6 +31,12 @@ export const NO_KEY_LIMIT =
   'detected (the history mirror still is, where the session has a workflow)';
 export const TAIL_LIMIT = 'rows cut from the end of the log are detected only by the history mirror';
 
+/** Without a key, on rows that carry MACs: which key would check them, so the reader knows what to set. */
+export function uncheckedMacsLimit(keyIds: readonly string[]): string {
+  const ids = keyIds.map((id) => `"${id}"`).join(', ');
+  return `the rows carry MACs under key id ${ids}, unchecked: set DH_LOG_KEY to the key the workers write with to check them`;
+}
+
 /** Checks the chain of `events` (the whole log as `store.read` returned it) against what the store holds. */
 export async function auditChain(
   store: SessionStore,
@@ -52,7 +58,13 @@ export async function auditChain(
   const anchorCheck = await checkAnchor(store, events[0], stored.anchor, verdict.unchained !== null);
   if (anchorCheck.problem !== null && (broken === null || broken.seq > 0))
     broken = { seq: 0, problem: anchorCheck.problem };
-  const limits = [...(key === undefined ? [NO_KEY_LIMIT] : []), TAIL_LIMIT];
+  // `<keyId>:<hex>`: the ids are public, so naming them tells the reader which key to fetch.
+  const macKeyIds = [...new Set(links.flatMap((link) => (link.mac !== null ? [link.mac.split(':')[0] ?? ''] : [])))];
+  const limits = [
+    ...(key === undefined ? [NO_KEY_LIMIT] : []),
+    ...(key === undefined && macKeyIds.length > 0 ? [uncheckedMacsLimit(macKeyIds)] : []),
+    TAIL_LIMIT,
+  ];
   if (anchorCheck.result === 'fork-parent-absent') {
     limits.push('the fork anchor is not checked: the parent session is not in this store');
   }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NO_KEY_LIMIT, TAIL_LIMIT } from '../../src/audit/audit-chain.js';
+import { NO_KEY_LIMIT, TAIL_LIMIT, uncheckedMacsLimit } from '../../src/audit/audit-chain.js';
 import { auditSession } from '../../src/audit/audit-session.js';
 import { forkAnchor, createSessionFromLog } from '../../src/operations/session-transfer.js';
 import { forkEvents, Session } from '../../src/core/index.js';
@@ -55,7 +55,13 @@ describe('auditSession: the hash chain', () => {
     });
     const plain = await auditSession({ store, sessionId: 'clean' });
     expect(plain.ok).toBe(true);
-    expect(plain.summary.chain).toMatchObject({ status: 'ok', keyId: null, limits: [NO_KEY_LIMIT, TAIL_LIMIT] });
+    // Its rows carry MACs: the report names the key that would check them and the variable to set.
+    expect(plain.summary.chain).toMatchObject({
+      status: 'ok',
+      keyId: null,
+      limits: [NO_KEY_LIMIT, uncheckedMacsLimit([KEY.keyId]), TAIL_LIMIT],
+    });
+    expect(uncheckedMacsLimit([KEY.keyId])).toContain('set DH_LOG_KEY');
   });
 
   for (const forgery of FORGERIES) {
@@ -73,7 +79,10 @@ describe('auditSession: the hash chain', () => {
       expect(full.failures).toContain(`chain: seq ${forgery.seq}: ${full.summary.chain?.broken?.problem}`);
       // Without the key a full recompute is what the chain cannot see (the report says so).
       const unkeyed = await auditSession({ store, sessionId: 'full' });
-      expect(unkeyed.summary.chain).toMatchObject({ status: 'ok', limits: [NO_KEY_LIMIT, TAIL_LIMIT] });
+      expect(unkeyed.summary.chain).toMatchObject({
+        status: 'ok',
+        limits: [NO_KEY_LIMIT, uncheckedMacsLimit([KEY.keyId]), TAIL_LIMIT],
+      });
 
       for (const key of [KEY, undefined]) {
         const kept = await auditSession({ store, sessionId: 'kept', ...(key ? { logKey: key } : {}) });
@@ -134,6 +143,8 @@ describe('auditSession: the hash chain', () => {
     const plain = await auditSession({ store, sessionId: 'legacy' });
     expect(plain.ok).toBe(true);
     expect(plain.summary.chain).toMatchObject({ status: 'ok', unchained: { from: 0, to: events.length - 1 } });
+    // Rows without MACs name no key to set.
+    expect(plain.summary.chain?.limits).toEqual([NO_KEY_LIMIT, TAIL_LIMIT]);
     const keyed = await auditSession({ store, sessionId: 'legacy', logKey: KEY });
     expect(keyed.ok).toBe(false);
     expect(keyed.summary.chain?.broken).toEqual({
