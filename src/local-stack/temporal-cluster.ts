@@ -124,7 +124,7 @@ export async function clusterEnv(options: StartTemporalClusterOptions): Promise<
   };
 }
 
-/** The server's argv after the binary (what docs/deploy.md shows). */
+/** The server's argv after the binary: docs/deploy.md's start command (test/cluster/deploy-doc.test.ts runs that). */
 export function clusterServerArgs(): string[] {
   return ['--root', DEPLOY_TEMPORAL_DIR, '--config', 'config', '--env', 'production', '--allow-no-auth', 'start'];
 }
