@@ -2,7 +2,6 @@
 // survives a restart, registered search attributes, a slow start waited for while the server is alive,
 // and clear failures for bad CLI paths.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -11,6 +10,7 @@ import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { REQUIRED_DYNAMIC_CONFIG, devServerArgs, startDevServer } from '../../src/local-stack/dev-server.js';
 import { alive } from '../../src/local-stack/stack-processes.js';
 import { TEMPORAL_CLI_VERSION, resolveTemporalCli } from '../../src/local-stack/temporal-cli.js';
+import { freezeGroup, thawAll, thawGroup } from '../helpers/freeze-group.js';
 import { TEST_SEARCH_ATTRIBUTES } from '../setup/global-setup.js';
 
 const address = inject('temporalAddress');
@@ -24,6 +24,7 @@ async function connect(to: string): Promise<Client> {
   return new Client({ connection, namespace });
 }
 afterEach(async () => {
+  thawAll();
   await Promise.all(connections.splice(0).map((connection) => connection.close()));
 });
 
@@ -36,25 +37,6 @@ async function tempDir(): Promise<string> {
 afterAll(async () => {
   await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true })));
 });
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, name);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** Stops the server's process group; resolves once /proc shows it stopped (state T), false if it never does. */
-async function freeze(pid: number): Promise<boolean> {
-  signal(pid, 'SIGSTOP');
-  for (let i = 0; i < 100; i++) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'T') return true;
-    await sleep(100);
-  }
-  return false;
-}
 
 describe('the run-wide dev server', () => {
   it('answers: its namespace is registered', async () => {
@@ -195,9 +177,9 @@ describe('startDevServer', () => {
       cliPath,
       progress: (line) => progress.push(line),
       onSpawn: (pid) => {
-        held = freeze(pid).then(async (stopped) => {
+        held = freezeGroup(pid).then(async (stopped) => {
           await sleep(35_000);
-          signal(pid, 'SIGCONT');
+          thawGroup(pid);
           return stopped;
         });
       },
@@ -230,7 +212,7 @@ describe('startDevServer', () => {
       readyTimeoutMs: 3_000,
       onSpawn: (spawned) => {
         pid = spawned;
-        held = freeze(spawned);
+        held = freezeGroup(spawned);
       },
     }).then(
       async (server) => {

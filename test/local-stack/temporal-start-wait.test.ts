@@ -14,6 +14,7 @@ import { ensureLocalStack, stopLocalStack } from '../../src/local-stack/local-st
 import { alive } from '../../src/local-stack/stack-processes.js';
 import { answers } from '../../src/local-stack/stack-temporal.js';
 import { DEFAULT_START_CEILING_MS, temporalStartCeilingMs } from '../../src/local-stack/wait-while-alive.js';
+import { freezeGroup, thawAll, thawGroup } from '../helpers/freeze-group.js';
 
 /** The variables the stack reads from process.env, saved and restored around each test. */
 const STACK_ENV = [
@@ -29,8 +30,6 @@ const saved = new Map(STACK_ENV.map((name) => [name, process.env[name]]));
 let home: string;
 let port: number;
 let config: WorkerConfig;
-/** Groups a test stopped: continued afterwards whatever happened, so none stays frozen. */
-const frozen = new Set<number>();
 
 beforeEach(async () => {
   home = await mkdtemp(join(tmpdir(), 'dh-start-wait-'));
@@ -44,8 +43,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const pid of frozen) signal(pid, 'SIGCONT');
-  frozen.clear();
+  thawAll();
   await stopLocalStack(config);
   for (const [name, value] of saved) {
     if (value === undefined) delete process.env[name];
@@ -53,26 +51,6 @@ afterEach(async () => {
   }
   await rm(home, { recursive: true, force: true });
 });
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, name);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** Stops the server's process group; resolves once /proc shows it stopped (state T), false if it never does. */
-async function freeze(pid: number): Promise<boolean> {
-  signal(pid, 'SIGSTOP');
-  frozen.add(pid);
-  for (let i = 0; i < 100; i++) {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    if (stat.slice(stat.lastIndexOf(')') + 2)[0] === 'T') return true;
-    await sleep(100);
-  }
-  return false;
-}
 
 const PROGRESS = (pid: number) =>
   new RegExp(
@@ -90,10 +68,9 @@ describe('the local stack waits for its Temporal server while it is alive', () =
       log: (line) => lines.push(line),
       onTemporalSpawn: (spawned) => {
         pid = spawned;
-        held = freeze(spawned).then(async (stopped) => {
+        held = freezeGroup(spawned).then(async (stopped) => {
           await sleep(65_000);
-          signal(spawned, 'SIGCONT');
-          frozen.delete(spawned);
+          thawGroup(spawned);
           return stopped;
         });
       },
@@ -161,7 +138,7 @@ describe('the local stack waits for its Temporal server while it is alive', () =
       log: (line) => lines.push(line),
       onTemporalSpawn: (spawned) => {
         pid = spawned;
-        held = freeze(spawned);
+        held = freezeGroup(spawned);
       },
     }).then(
       () => null,
