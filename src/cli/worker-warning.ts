@@ -11,7 +11,11 @@ export interface WorkerWarningOptions {
   readonly note?: (line: string, polled: boolean) => void;
 }
 
-/** Resolves once the first verdict is in (a few seconds at most when no worker polls); never rejects. */
+/**
+ * Resolves once it looks no more: at the first verdict (a few seconds at most when no worker polls), or with
+ * `untilWorker`, once a worker appears or the signal aborts. Await it before closing the context: a call in
+ * flight on a closed connection crashes the process. Never rejects.
+ */
 export function warnWithoutWorker(
   ctx: CliContext,
   sessionId: string,

@@ -78,34 +78,35 @@ export interface WatchWorkerPresenceOptions {
 
 /**
  * Looks at the session's queue now and, when no worker polls it, after `graceMs` again; reports a confirmed
- * absence and then (while `everyMs` > 0 and not aborted) the moment a worker appears. Resolves once the first
- * verdict is in (the later looks go on in the background until `signal` aborts); never rejects.
+ * absence and then (while `everyMs` > 0 and not aborted) the moment a worker appears. Resolves once it looks no
+ * more (the first verdict when `everyMs` is 0; else a worker seen or `signal` aborted), so a caller can wait for
+ * it before closing the client; never rejects.
  */
 export async function watchWorkerPresence(
   client: Client,
   sessionId: string,
   options: WatchWorkerPresenceOptions,
 ): Promise<void> {
+  const stopped = () => options.signal?.aborted === true;
   const look = () => sessionWorkerPresence(client, sessionId);
   let presence = await look();
-  if (presence === null || presence.pollers > 0 || options.signal?.aborted) return;
+  if (presence === null || presence.pollers > 0 || stopped()) return;
   await pause(options.graceMs ?? 2_000, options.signal);
+  if (stopped()) return;
   presence = await look();
-  if (presence === null || presence.pollers > 0 || options.signal?.aborted) return;
+  if (presence === null || presence.pollers > 0 || stopped()) return;
   options.onChange(false, presence);
   const everyMs = options.everyMs ?? 0;
   if (everyMs <= 0) return;
-  void (async () => {
-    while (!options.signal?.aborted) {
-      await pause(everyMs, options.signal);
-      if (options.signal?.aborted) return;
-      const now = await look();
-      if (now !== null && now.pollers > 0) {
-        options.onChange(true, now);
-        return;
-      }
+  while (!stopped()) {
+    await pause(everyMs, options.signal);
+    if (stopped()) return;
+    const now = await look();
+    if (now !== null && now.pollers > 0 && !stopped()) {
+      options.onChange(true, now);
+      return;
     }
-  })();
+  }
 }
 
 function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -33,6 +33,8 @@ export class ChatController {
   #outbox: Promise<void> = Promise.resolve();
   /** Ends the look for a worker at stop; `#missingWorker` while a warning stands (until one polls). */
   readonly #watch = new AbortController();
+  /** The looks still running: awaited at stop, before the caller closes the connection they use. */
+  readonly #watching = new Set<Promise<void>>();
   #missingWorker = false;
 
   constructor(
@@ -57,7 +59,7 @@ export class ChatController {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#watch.abort();
-    await this.#loop;
+    await Promise.all([this.#loop, ...this.#watching]);
   }
 
   /** Sends `content` with `fate`; the transcript shows it once the session logs it. */
@@ -138,7 +140,7 @@ export class ChatController {
   /** Warns on screen when no worker polls the session's queue, and says so again once one does. */
   #checkWorker(): void {
     if (this.#missingWorker || this.#watch.signal.aborted) return;
-    void warnWithoutWorker(this.ctx, this.sessionId, {
+    const watching = warnWithoutWorker(this.ctx, this.sessionId, {
       untilWorker: this.#watch.signal,
       note: (line, polled) => {
         this.#missingWorker = !polled;
@@ -146,6 +148,8 @@ export class ChatController {
         this.#changed();
       },
     });
+    this.#watching.add(watching);
+    void watching.then(() => this.#watching.delete(watching));
   }
 
   async #run(): Promise<void> {

@@ -48,6 +48,7 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
   const channel = openDeltaChannel(ctx.config.store);
   // Stops the look for a worker (see warnWithoutWorker) when the command ends, however it ends.
   const watch = new AbortController();
+  let watching: Promise<void> = Promise.resolve();
   try {
     if (options.session !== undefined) await refuseClosed(ctx, sessionId);
     const fromSeq = await ctx.store.head(sessionId).catch(() => 0);
@@ -61,7 +62,7 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
     });
 
     const detach = new AbortController();
-    void warnWithoutWorker(ctx, sessionId, { untilWorker: watch.signal, ...noteOn(renderer) });
+    watching = warnWithoutWorker(ctx, sessionId, { untilWorker: watch.signal, ...noteOn(renderer) });
     const onSigint = ctrlC({
       first: () => {
         renderer?.note('interrupting the turn… (Ctrl-C again to detach; the session keeps running)');
@@ -82,6 +83,7 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
     return finish(sessionId, result, options.json, renderer);
   } finally {
     watch.abort();
+    await watching;
     await channel.close();
     await ctx.close();
   }
@@ -93,6 +95,7 @@ export const attachCommand = cliAction(async (session: string, options: AttachOp
   const channel = openDeltaChannel(ctx.config.store);
   // Stops the look for a worker (see warnWithoutWorker) when the command ends, however it ends.
   const watch = new AbortController();
+  let watching: Promise<void> = Promise.resolve();
   try {
     const events = await ctx.store.read(sessionId).catch(async (error: unknown) => {
       if ((error as { code?: unknown }).code !== 'SESSION_NOT_FOUND') throw error;
@@ -104,7 +107,7 @@ export const attachCommand = cliAction(async (session: string, options: AttachOp
     const lastTurnStart = events.findLast((e) => e.type === 'turn/start');
     const renderer = options.json ? null : new LiveRenderer({ sessionId });
     const detach = new AbortController();
-    void warnWithoutWorker(ctx, sessionId, { untilWorker: watch.signal, ...noteOn(renderer) });
+    watching = warnWithoutWorker(ctx, sessionId, { untilWorker: watch.signal, ...noteOn(renderer) });
     const result = await followWhile(
       () => detach.abort(),
       renderer,
@@ -119,6 +122,7 @@ export const attachCommand = cliAction(async (session: string, options: AttachOp
     return finish(sessionId, result, options.json, renderer);
   } finally {
     watch.abort();
+    await watching;
     await channel.close();
     await ctx.close();
   }
