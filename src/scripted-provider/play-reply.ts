@@ -7,6 +7,7 @@ import type { ApiError } from './api-error.js';
 import type { ChatCompletionChunk, Usage } from './chat-completion-response.js';
 import { completionBody, emptyChunk, streamChunks, type ResponseMeta } from './render-reply.js';
 import type { Fault, Reply } from './script.js';
+import type { StreamHolds } from './stream-holds.js';
 
 const SSE_HEADERS = {
   'content-type': 'text/event-stream; charset=utf-8',
@@ -76,6 +77,7 @@ export async function playReply(
   stream: boolean,
   signal: AbortSignal,
   requestId: string,
+  holds?: StreamHolds,
 ): Promise<void> {
   const fault = reply.fault;
   const headers = stream ? SSE_HEADERS : { 'content-type': 'application/json' };
@@ -137,6 +139,7 @@ export async function playReply(
   const limit = fault?.kind === 'disconnect' ? fault.afterChunks : Number.POSITIVE_INFINITY;
   for (const [i, chunk] of chunks.entries()) {
     if (i >= limit) break;
+    if (reply.hold !== undefined && i === reply.hold.afterChunks) await holds?.wait(reply.hold.key, signal);
     if (i > 0) await pause(reply.chunkDelayMs, signal);
     await write(res, sse(chunk));
   }

@@ -106,6 +106,8 @@ export const Reply = z
     fault: Fault.optional(),
     match: ReplyMatch.optional(),
     repeat: z.number().int().positive().default(1),
+    /** A streamed reply stops after `afterChunks` chunks until the test calls `release(key)` (in-process only). */
+    hold: z.strictObject({ afterChunks: z.number().int().nonnegative(), key: z.string().min(1) }).optional(),
   })
   .superRefine((reply, ctx) => {
     const ids = new Set<string>();

@@ -15,6 +15,7 @@ import { CREATED_EPOCH_SECONDS, replyTurn, responseMeta } from './render-reply.j
 import { ReplyQueue } from './reply-queue.js';
 import { loadScript, parseScript, type CacheMode, type Script } from './script.js';
 import { statusFault } from './status-fault.js';
+import { StreamHolds } from './stream-holds.js';
 import { validateRequest } from './validate-request.js';
 
 export interface RecordedRequest {
@@ -47,6 +48,8 @@ export interface ScriptedProvider {
   /** Every request received, in arrival order. */
   requests(): readonly RecordedRequest[];
   stats(): ScriptedProviderStats;
+  /** Lets the streams held at `key` (a reply's `hold`) go on, now and later. */
+  release(key: string): void;
   close(): Promise<void>;
 }
 
@@ -77,6 +80,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
   const recordFile = options.recordFile;
   if (recordFile !== undefined) appendFileSync(recordFile, ''); // fail now, not on the first request
   const lifetime = new AbortController();
+  const holds = new StreamHolds();
   let rejected = 0;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -159,7 +163,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
     await pause(reply.delayMs, signal);
     if (failure !== undefined) return sendError(res, failure, requestId);
     if (replayed !== undefined) return sendRecorded(res, replayed, requestId);
-    await playReply(res, reply, meta, usage ?? zeroUsage, stream, signal, requestId);
+    await playReply(res, reply, meta, usage ?? zeroUsage, stream, signal, requestId, holds);
   }
 
   const server = createServer((req, res) => {
@@ -206,6 +210,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
         repliesRemaining: queueStats.remaining,
       };
     },
+    release: (key) => holds.release(key),
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {
         lifetime.abort();
