@@ -1,7 +1,7 @@
 // The worker's cache of live sessions: each activity catches its session up with the store (reading
 // only new events), validates drafts against it, and appends through the store's optimistic check.
 // Bounded (least recently used beyond `maxSessions`, and idle past `idleMs`): a dropped entry is re-read.
-import { Session, type EventDraft, type SessionEvent } from '../core/index.js';
+import { DhError, ErrorCode, Session, type EventDraft, type SessionEvent } from '../core/index.js';
 import { nativeEventDigest } from '../stores/native-sha256.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { Receipt } from '../shared/activity-contracts.js';
@@ -9,6 +9,28 @@ import type { Receipt } from '../shared/activity-contracts.js';
 /** A worker held ~1.7 MiB per idle session (bench/RESULTS.md, "Idle sessions"), part of it here, never freed. */
 export const DEFAULT_MAX_SESSIONS = 256;
 export const DEFAULT_IDLE_MS = 10 * 60_000;
+/** Rebases of one append over rows another writer slipped in (each needs a new row to have landed). */
+const MAX_REBASES = 16;
+
+/**
+ * Rows that may land between a step's own rows: an accepted message logged while the step runs (the
+ * workflow's concurrent appendInbox). They are not model-visible until claimed, so a step's drafts mean the
+ * same before or after them, and they mean the same wherever they land.
+ */
+function ridesAlong(event: { readonly type: string }): boolean {
+  return event.type === 'inbox/enqueue' || event.type === 'inbox/downgrade';
+}
+
+/** The message id of a ride-along row (both kinds carry one). */
+function messageIdOf(event: { readonly type: string; readonly messageId?: string }): string | undefined {
+  return ridesAlong(event) ? event.messageId : undefined;
+}
+
+/** An event back to the draft it was made from (its seq and key are the log's to give). */
+function toDraft(event: SessionEvent): EventDraft {
+  const { seq: _seq, key: _key, ...draft } = event;
+  return draft;
+}
 
 export interface SessionCacheLimits {
   /** Sessions kept; loading one more drops the least recently used. */
@@ -38,6 +60,8 @@ export class SessionCache {
   readonly #staged = new WeakMap<Session, number>();
   /** The store's chain digest of a session's last stored row, as last read or appended (null: unchained). */
   readonly #heads = new WeakMap<Session, { readonly seq: number; readonly chain: string | null }>();
+  /** Per session, the tail of its loads and appends: one at a time in this process (two activities may run). */
+  readonly #locks = new Map<string, Promise<unknown>>();
   readonly #maxSessions: number;
   readonly #idleMs: number;
   readonly #now: () => number;
@@ -67,7 +91,11 @@ export class SessionCache {
   }
 
   /** The session, caught up with everything the store holds (another worker may have appended). */
-  async load(sessionId: string): Promise<Session> {
+  load(sessionId: string): Promise<Session> {
+    return this.#locked(sessionId, () => this.#load(sessionId));
+  }
+
+  async #load(sessionId: string): Promise<Session> {
     this.#dropIdle();
     let session = this.#sessions.get(sessionId)?.session;
     // A copy ahead of the store (staged events an activity never appended) is not the truth: re-read.
@@ -127,8 +155,18 @@ export class SessionCache {
    * at its head, and returns the session as stored afterwards. On a store refusal the cached copy is
    * dropped (the next load re-reads the truth); on a lost race (a slot already filled by another attempt)
    * the winner's events are what the returned session holds. With no drafts it writes what is staged.
+   *
+   * Two writers may share a session's log: a step's activity and the workflow's appendInbox logging the
+   * messages that arrive while the step runs. When the store refuses the append because rows landed in
+   * between (SEQ_CONFLICT, or a message id another writer logged first) and either those rows or all of ours
+   * only ride along (inbox/enqueue, inbox/downgrade), the append is rebased: validated again after them and
+   * retried, dropping ride-along drafts the other writer already logged. Any other refusal fails as before.
    */
-  async append(session: Session, drafts: readonly EventDraft[]): Promise<Session> {
+  append(session: Session, drafts: readonly EventDraft[]): Promise<Session> {
+    return this.#locked(session.sessionId, () => this.#append(session, drafts, 0));
+  }
+
+  async #append(session: Session, drafts: readonly EventDraft[], rebases: number): Promise<Session> {
     const staged = this.#staged.get(session);
     if (drafts.length === 0 && staged === undefined) return session;
     const start = staged ?? session.head;
@@ -154,10 +192,45 @@ export class SessionCache {
       }
     } catch (error) {
       this.#sessions.delete(session.sessionId);
-      throw error;
+      const rebased = await this.#rebase(session.sessionId, start, events, error, rebases);
+      if (rebased === null) throw error;
+      return rebased;
     }
     this.#sessions.delete(session.sessionId);
-    return this.load(session.sessionId);
+    return this.#load(session.sessionId);
+  }
+
+  /** The append of `events` (meant for seq `start`) again on the stored log, when what came between allows. */
+  async #rebase(
+    sessionId: string,
+    start: number,
+    events: readonly SessionEvent[],
+    error: unknown,
+    rebases: number,
+  ): Promise<Session | null> {
+    const raced =
+      error instanceof DhError && (error.code === ErrorCode.SeqConflict || error.code === ErrorCode.DuplicateMessageId);
+    if (!raced || rebases >= MAX_REBASES) return null;
+    const fresh = await this.#load(sessionId);
+    const between = fresh.events.slice(start);
+    if (between.length === 0) return null;
+    if (!between.every(ridesAlong) && !events.every(ridesAlong)) return null;
+    // What the other writer logged of ours (a message both were handed) is not logged twice.
+    const logged = new Set(between.map(messageIdOf).filter((id): id is string => id !== undefined));
+    const drafts = events.filter((e) => !logged.has(messageIdOf(e) ?? '')).map(toDraft);
+    return this.#append(fresh, drafts, rebases + 1);
+  }
+
+  /** Runs `run` after every load and append of `sessionId` started before it in this process. */
+  #locked<T>(sessionId: string, run: () => Promise<T>): Promise<T> {
+    const previous = this.#locks.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(run, run);
+    const tail = next.catch(() => undefined);
+    this.#locks.set(sessionId, tail);
+    void tail.then(() => {
+      if (this.#locks.get(sessionId) === tail) this.#locks.delete(sessionId);
+    });
+    return next;
   }
 
   forget(sessionId: string): void {
