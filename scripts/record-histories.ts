@@ -95,6 +95,9 @@ const SCRIPT: Script = {
       repeat: 2,
     },
     { match: { lastUserContains: 'after the interrupt' }, text: 'fresh turn' },
+    { match: { lastUserContains: 'busy stream' }, text: 'busy '.repeat(120), chunkSize: 5, chunkDelayMs: 50 },
+    { match: { lastUserContains: 'busy steer' }, text: 'steered while busy' },
+    { match: { lastUserContains: 'busy followup' }, text: 'followed up while busy' },
     {
       match: { lastUserContains: 'long tool' },
       toolCalls: [
@@ -223,6 +226,35 @@ const SCENARIOS: readonly Scenario[] = [
       await handle.signal(injectSignal, { content: 'The tests pass.', source: 'ci-bot' });
       const events = await waitForTurnEnd(rt.store, id, 1);
       expectThat(events.filter((e) => e.type === 'step/start').length === 2, 'the inject keeps the turn open a step');
+      return handle;
+    },
+  },
+  {
+    // A steer and a followup accepted while the answer streams are logged before the answer is (the
+    // concurrent appendInbox of patch ingress-logged-while-busy); the steer enters step 2, the followup turn 2.
+    name: 'logged-while-busy',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'busy stream' });
+      await waitForState(handle, (s) => s.status === 'running');
+      await handle.signal(steerSignal, { content: 'busy steer', messageId: 'busy-steer' });
+      await handle.signal(followupSignal, { content: 'busy followup', messageId: 'busy-followup' });
+      const during = await waitForLog(
+        rt.store,
+        id,
+        (events) => events.filter((e) => e.type === 'inbox/enqueue').length === 3,
+        'both messages logged',
+      );
+      expectThat(!during.some((e) => e.type === 'assistant/message'), 'logged while the answer streams');
+      const events = await waitForTurnEnd(rt.store, id, 2);
+      expectThat(
+        events.some((e) => e.type === 'user/message' && e.messageId === 'busy-steer' && e.turn === 1 && e.step === 2),
+        'the steer enters step 2 of turn 1',
+      );
+      expectThat(
+        events.some((e) => e.type === 'user/message' && e.messageId === 'busy-followup' && e.turn === 2),
+        'the followup runs turn 2',
+      );
       return handle;
     },
   },

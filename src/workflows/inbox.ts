@@ -31,6 +31,8 @@ export class Inbox {
    * (or the turn ends), but nothing waits behind them any more (see `accept`'s position).
    */
   private inFlightClaim: ReadonlySet<string> = new Set();
+  /** Ingress handed to an append activity in flight: not handed to another until absorbed or released. */
+  private readonly passedIds = new Set<string>();
 
   constructor(carry?: InboxCarry) {
     this.queue = [...(carry?.queue ?? [])];
@@ -84,9 +86,24 @@ export class Inbox {
     return { messageId, position, target, duplicate: false, downgraded };
   }
 
-  /** The ingress as it stands, to hand to an append activity (which logs it) before absorbing its outcome. */
+  /**
+   * The ingress not yet handed to an append activity in flight, to hand to one (which logs it) before
+   * absorbing its outcome. Handed messages are not handed again until `absorb` or `release`.
+   */
   pass(): readonly IngressMessage[] {
-    return this.ingress.slice();
+    const passed = this.ingress.filter((m) => !this.passedIds.has(m.messageId));
+    for (const m of passed) this.passedIds.add(m.messageId);
+    return passed;
+  }
+
+  /** The activity handed `passed` did not log them (interrupted, failed): the next one is handed them again. */
+  release(passed: readonly IngressMessage[]): void {
+    for (const m of passed) this.passedIds.delete(m.messageId);
+  }
+
+  /** Accepted messages no append activity in flight was handed. */
+  get unpassed(): number {
+    return this.ingress.length - this.passedIds.size;
   }
 
   /**
@@ -95,6 +112,7 @@ export class Inbox {
    */
   absorb(passed: readonly IngressMessage[], claimed: readonly string[] = []): void {
     const passedIds = new Set(passed.map((m) => m.messageId));
+    this.release(passed);
     this.ingress = this.ingress.filter((m) => !passedIds.has(m.messageId));
     const claimedIds = new Set(claimed);
     this.queue = [

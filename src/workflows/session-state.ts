@@ -54,6 +54,12 @@ export interface SessionState {
   readonly children: Map<string, string>;
   /** Children that ended while the turn was being interrupted: closeTurn logs their results. */
   unloggedChildren: readonly DelegatedChild[];
+  /** An append activity (withIngress) is in flight. */
+  appendRunning: boolean;
+  /** withIngress calls made in this run, so the concurrent appendInbox can tell one call from the next. */
+  appendCalls: number;
+  /** The concurrent appendInbox (logIngressWhileBusy) is in flight. */
+  ingressLogging: boolean;
 }
 
 /**
@@ -91,6 +97,9 @@ export function sessionStateFrom(input: SessionWorkflowInput, newInstanceId: () 
     compactions: carry?.compactions ?? 0,
     children: new Map(),
     unloggedChildren: [],
+    appendRunning: false,
+    appendCalls: 0,
+    ingressLogging: false,
   };
 }
 

@@ -17,6 +17,7 @@ import { registerMessageHandlers } from './message-handlers.js';
 import { publishStatus } from './publish-status.js';
 import { runTurn } from './run-turn.js';
 import { endTurn } from './end-turn.js';
+import { logIngressWhileBusy } from './log-ingress-while-busy.js';
 import { sessionProxies, type SessionProxies } from './session-proxies.js';
 import { applyOpened, sessionStateFrom, toCarry, type SessionState } from './session-state.js';
 import { withIngress } from './with-ingress.js';
@@ -46,11 +47,16 @@ async function sessionLoop(
   const { sessionId, carry, delegation } = input;
   const { inbox } = state;
 
+  // Messages accepted while a step runs are logged at once by a concurrent appendInbox. Runs recorded
+  // before it logged them with the next append activity, and replay that way.
+  const logWhileBusy = patched('ingress-logged-while-busy');
   if (!carry) {
     // Behind a patch: runs recorded with the openSession activity replay with it (docs/versioning.md).
     const openSession = patched('open-session-local') ? proxies.local.openSession : proxies.session.openSession;
     applyOpened(state, await openSession({ sessionId, at: Date.now(), ...(delegation ? { delegation } : {}) }));
   }
+  if (logWhileBusy) void logIngressWhileBusy(state, proxies);
+  const settled = () => allHandlersFinished() && !state.ingressLogging;
 
   for (;;) {
     await condition(
@@ -63,7 +69,7 @@ async function sessionLoop(
     );
     // A turn boundary: the only place a run hands over to its continuation (queues travel with it).
     if (workflowInfo().continueAsNewSuggested && !state.closing) {
-      await condition(allHandlersFinished);
+      await condition(settled);
       return await continueAsNew<typeof agentSession>({
         sessionId,
         ...(input.limits ? { limits: input.limits } : {}),
@@ -96,7 +102,7 @@ async function sessionLoop(
     }
     if (state.closing) break;
   }
-  await condition(allHandlersFinished);
+  await condition(settled);
   publishStatus(state, 'closed');
   return { sessionId, head: state.head, turns: state.lastTurn, closedBy: delegation ? 'delegation' : 'close' };
 }

@@ -1,4 +1,5 @@
 // The one way an append activity is called: hand it the ingress, and absorb what it logged.
+import { condition } from '@temporalio/workflow';
 import type { AppendOutcome, IngressMessage } from '../shared/activity-contracts.js';
 import { INTERRUPTED, type Interrupted } from './cancellable.js';
 import type { SessionState } from './session-state.js';
@@ -12,20 +13,41 @@ export interface LogCursor {
 /**
  * Passes the ingress as it stands to `call` and absorbs its outcome: the new head, and the passed messages
  * moved to the queue less those `claimed` (given the outcome). Messages accepted while it ran stay in the
- * ingress for the next call. An interrupted or failed call absorbs nothing: the next one passes them again.
+ * ingress for the next call, or the concurrent appendInbox logs them meanwhile (logIngressWhileBusy), which
+ * this call first waits out: what that one logs is then queued (and claimable) before this call starts. An
+ * interrupted or failed call absorbs nothing: the next one passes them again.
  */
 export async function withIngress<T extends AppendOutcome | Interrupted>(
   state: SessionState,
   call: (cursor: LogCursor) => Promise<T>,
   claimed: (outcome: Exclude<T, Interrupted>) => readonly string[] = () => [],
 ): Promise<T> {
+  // Only while one is in flight: runs recorded without the concurrent appendInbox never wait here.
+  if (state.ingressLogging) await condition(() => !state.ingressLogging);
   const passed = state.inbox.pass();
-  const outcome = await call({ knownHead: state.head, ingress: passed });
+  state.appendCalls++;
+  state.appendRunning = true;
+  let outcome: T;
+  try {
+    outcome = await call({ knownHead: state.head, ingress: passed });
+  } catch (error) {
+    state.inbox.release(passed);
+    throw error;
+  } finally {
+    state.appendRunning = false;
+  }
   if (isLogged(outcome)) {
-    state.head = outcome.head;
+    advanceHead(state, outcome.head);
     state.inbox.absorb(passed, claimed(outcome));
+  } else {
+    state.inbox.release(passed);
   }
   return outcome;
+}
+
+/** Two appenders may finish in either order: the head only moves forward. */
+export function advanceHead(state: SessionState, head: number): void {
+  state.head = Math.max(state.head, head);
 }
 
 function isLogged<T extends AppendOutcome | Interrupted>(outcome: T): outcome is Exclude<T, Interrupted> {

@@ -82,7 +82,9 @@ describe('Inbox', () => {
     expect(inbox.wakeLatched).toBe(false);
     expect(steer(inbox, 's', true)).toMatchObject({ target: 'next-turn', downgraded: true, position: 1 });
     expect(inbox.wakeLatched).toBe(true);
-    expect(inbox.pass().find((m) => m.messageId === 's')).toMatchObject({ origin: 'steer', downgraded: true });
+    const handed = inbox.pass();
+    expect(handed.find((m) => m.messageId === 's')).toMatchObject({ origin: 'steer', downgraded: true });
+    inbox.release(handed);
     logAll(inbox);
     expect(inbox.toCarry().queue.find((m) => m.messageId === 's')).toEqual({
       messageId: 's',
@@ -137,6 +139,24 @@ describe('Inbox', () => {
     expect(ids(inbox.toCarry().ingress)).toEqual(['s1']);
     logAll(inbox);
     expect(inbox.toCarry().queue).toEqual([{ messageId: 's1', target: 'next-step', wakeup: true, downgraded: false }]);
+  });
+
+  it('hands each accepted message to one append activity at a time: released ones are handed again', () => {
+    const inbox = new Inbox();
+    steer(inbox, 's1');
+    const toStep = inbox.pass(); // the step's activity
+    steer(inbox, 's2'); // arrives while it runs
+    expect(inbox.unpassed).toBe(1);
+    const toLogger = inbox.pass(); // the concurrent appendInbox
+    expect(ids(toStep)).toEqual(['s1']);
+    expect(ids(toLogger)).toEqual(['s2']);
+    expect(inbox.pass()).toEqual([]);
+    expect(inbox.unpassed).toBe(0);
+    inbox.release(toLogger); // it failed: the next call is handed s2 again
+    expect(inbox.unpassed).toBe(1);
+    inbox.absorb(toStep);
+    expect(ids(inbox.pass())).toEqual(['s2']);
+    expect(inbox.counts()).toEqual({ nextTurn: 0, nextStep: 2, notYetLogged: 1 });
   });
 
   it('counts nothing the step in flight claimed as ahead of a new message, until that step settles', () => {

@@ -1,0 +1,37 @@
+// Messages accepted while a step's activity runs reach the log within moments, not when the step ends: a
+// second activity (appendInbox) logs them concurrently, so every reader of the log sees them queued. The
+// step's own activities stay the only writers of the step's events; the store rebases either append over
+// the other's rows (src/activities/session-cache.ts), since logged messages are not model-visible until claimed.
+import { condition, isCancellation } from '@temporalio/workflow';
+import type { SessionProxies } from './session-proxies.js';
+import type { SessionState } from './session-state.js';
+import { advanceHead } from './with-ingress.js';
+
+/**
+ * Runs for the whole run: whenever an append activity is in flight and messages were accepted that it was
+ * not handed, logs them in one appendInbox call (everything that arrived since the last one). A failed call
+ * hands them back to the ingress and waits for the next append activity, which passes them itself.
+ */
+export async function logIngressWhileBusy(state: SessionState, proxies: SessionProxies): Promise<void> {
+  let failedDuringCall = -1;
+  for (;;) {
+    await condition(() => state.appendRunning && state.appendCalls !== failedDuringCall && state.inbox.unpassed > 0);
+    const passed = state.inbox.pass();
+    state.ingressLogging = true;
+    try {
+      const outcome = await proxies.session.appendInbox({
+        sessionId: state.sessionId,
+        knownHead: state.head,
+        ingress: passed,
+      });
+      advanceHead(state, outcome.head);
+      state.inbox.absorb(passed);
+    } catch (error) {
+      state.inbox.release(passed);
+      if (isCancellation(error)) return;
+      failedDuringCall = state.appendCalls;
+    } finally {
+      state.ingressLogging = false;
+    }
+  }
+}
