@@ -1,7 +1,7 @@
 // What `dh chat` shows, folded from the session follower's ops: finished transcript lines (printed once),
 // the step streaming now, whether a turn runs, what waits in each inbox queue, and calls awaiting approval.
 // Everything comes from the log (and live deltas), so a reattached chat shows the same state.
-import type { SessionEvent } from '../../core/index.js';
+import type { EventOf, SessionEvent } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 import { clip, text } from '../live/live-renderer.js';
 
@@ -39,6 +39,8 @@ export class ChatModel {
   #lastEnded = 0;
   #activity = '';
   readonly #waiting = new Map<string, Waiting>();
+  /** Messages moved to the next turn by an interrupt, until their `user/message` says so. */
+  readonly #downgraded = new Set<string>();
   readonly #approvals = new Map<string, PendingApproval>();
   readonly #calls = new Map<string, { name: string; args: string }>();
 
@@ -130,6 +132,7 @@ export class ChatModel {
       case 'inbox/downgrade': {
         const waiting = this.#waiting.get(event.messageId);
         if (waiting) this.#waiting.set(event.messageId, { ...waiting, queue: 'turn' });
+        this.#downgraded.add(event.messageId);
         this.#push(
           'warn',
           `↓ "${waiting?.text ?? event.messageId}" came as the turn was being interrupted: it will start the next turn instead`,
@@ -144,9 +147,10 @@ export class ChatModel {
         return;
       case 'user/message': {
         this.#waiting.delete(event.messageId);
+        const moved = this.#downgraded.delete(event.messageId);
         // Whatever a `dh chat` sent (this one or an earlier one on the session) is "you"; others by their source.
         const who = event.source === CHAT_SOURCE ? 'you' : (event.source ?? 'someone');
-        this.#push('user', `› ${who} (${event.origin}): ${text(event.content)}`);
+        this.#push('user', `› ${who} (${event.origin}, ${enteredAt(event, moved)}): ${text(event.content)}`);
         return;
       }
       case 'turn/start':
@@ -202,4 +206,13 @@ export class ChatModel {
   #push(kind: LineKind, line: string): void {
     this.#lines.push({ id: this.#nextId++, kind, text: line });
   }
+}
+
+/**
+ * Where a claimed message entered, as its `user/message` logs it: a turn's first step is the turn
+ * ("turn 3": a followup that started it), a later step is that step of the running turn ("entered step 2").
+ */
+function enteredAt(event: EventOf<'user/message'>, moved: boolean): string {
+  const where = event.step === 1 ? `turn ${event.turn}` : `entered step ${event.step}`;
+  return moved ? `moved to the next turn, ${where}` : where;
 }

@@ -1,6 +1,6 @@
 // What the chat shows, folded from a session's log: the queues a message waits in (and a steer that came
-// during an interrupt moving to the next turn), the running turn, streamed text replaced by the logged
-// answer, and a call waiting for approval.
+// during an interrupt moving to the next turn), where each claimed message entered, the running turn,
+// streamed text replaced by the logged answer, and a call waiting for approval.
 import { describe, expect, it } from 'vitest';
 import { ChatModel } from '../../../src/cli/chat/chat-model.js';
 import type { SessionEvent } from '../../../src/core/index.js';
@@ -23,6 +23,22 @@ const enqueue = (seq: number, messageId: string, target: 'next-step' | 'next-tur
 
 const said = (seq: number, messageId: string, origin: 'followup' | 'steer', source: string, content: string) =>
   event({ type: 'user/message', at: T0, turn: 1, step: 1, messageId, origin, source, content }, seq);
+
+/** A step's claim and its user messages, as enter-step logs them. */
+const claimed = (
+  seq: number,
+  turn: number,
+  step: number,
+  messages: ReadonlyArray<readonly [string, 'followup' | 'steer' | 'inject', string]>,
+) => [
+  op(event({ type: 'inbox/claim', at: T0, turn, step, messageIds: messages.map(([id]) => id) }, seq)),
+  op(event({ type: 'step/start', at: T0, turn, step }, seq + 1)),
+  ...messages.map(([messageId, origin, content], i) =>
+    op(event({ type: 'user/message', at: T0, turn, step, messageId, origin, source: 'chat', content }, seq + 2 + i)),
+  ),
+];
+
+const texts = (model: ChatModel) => model.linesFrom(0).map((l) => l.text);
 
 describe('chat model', () => {
   it('shows what waits in each queue until a step claims it, and a downgraded steer in the next-turn queue', () => {
@@ -67,8 +83,8 @@ describe('chat model', () => {
     model.apply({ type: 'answer', event: answer, rest: ' there', replaced: false, streamed: true });
     expect(model.live).toBe('');
     expect(model.linesFrom(0).map((l) => l.text)).toEqual([
-      '› you (followup): hi',
-      '› ci-bot (steer): faster',
+      '› you (followup, turn 1): hi',
+      '› ci-bot (steer, turn 1): faster',
       'Hello there',
     ]);
   });
@@ -103,5 +119,40 @@ describe('chat model', () => {
     ]);
     model.apply(op(event({ type: 'approval/decision', at: T0, turn: 1, step: 1, callId: 'c1', decision: 'deny' }, 5)));
     expect(model.approvals).toEqual([]);
+  });
+
+  it('moves a claimed message from its queue to the transcript, saying where it entered', () => {
+    const model = new ChatModel();
+    model.apply(op(turnStart(1, 1)));
+    model.apply(op(enqueue(2, 's1', 'next-step', true, 'keep it short')));
+    model.apply(op(enqueue(3, 'f1', 'next-turn', true, 'then summarize')));
+    model.apply(op(enqueue(4, 'i1', 'next-step', false, 'the build is green')));
+    for (const o of claimed(5, 1, 2, [
+      ['s1', 'steer', 'keep it short'],
+      ['i1', 'inject', 'the build is green'],
+    ]))
+      model.apply(o);
+    expect(model.waiting.map((w) => w.messageId)).toEqual(['f1']);
+    expect(texts(model)).toEqual([
+      '› you (steer, entered step 2): keep it short',
+      '› you (inject, entered step 2): the build is green',
+    ]);
+    model.apply(op(event({ type: 'turn/end', at: T0, turn: 1, reason: 'completed' }, 9)));
+    model.apply(op(turnStart(10, 2)));
+    for (const o of claimed(11, 2, 1, [['f1', 'followup', 'then summarize']])) model.apply(o);
+    expect(model.waiting).toEqual([]);
+    expect(texts(model).at(-1)).toBe('› you (followup, turn 2): then summarize');
+  });
+
+  it('says a steer moved to the next turn by an interrupt entered there', () => {
+    const model = new ChatModel();
+    model.apply(op(turnStart(1, 1)));
+    model.apply(op(enqueue(2, 's1', 'next-turn', true, 'the short version')));
+    model.apply(op(event({ type: 'inbox/downgrade', at: T0, messageId: 's1', requested: 'next-step' }, 3)));
+    model.apply(op(event({ type: 'turn/end', at: T0, turn: 1, reason: 'aborted' }, 4)));
+    model.apply(op(turnStart(5, 2)));
+    for (const o of claimed(6, 2, 1, [['s1', 'steer', 'the short version']])) model.apply(o);
+    expect(texts(model).at(-1)).toBe('› you (steer, moved to the next turn, turn 2): the short version');
+    expect(model.waiting).toEqual([]);
   });
 });

@@ -94,7 +94,7 @@ describe('dh chat in a pseudo-terminal', () => {
     terminal.write('y');
     await terminal.waitFor(/The queued followup ran after the turn\./, { timeoutMs: 60_000, scope: 'all' });
     const final = await terminal.waitFor((view) => / idle · Enter send/.test(view.text), { timeoutMs: 15_000 });
-    expect(final.all).toMatch(/› you \(steer\): \[a\] LATE steer: keep it short/);
+    expect(final.all).toMatch(/› you \(steer, entered step 2\): \[a\] LATE steer: keep it short/);
     expect(final.all).toMatch(/Steered: I kept it short\./);
     expect(final.text).not.toMatch(/waiting for the/);
 
@@ -172,7 +172,7 @@ describe('dh chat in a pseudo-terminal', () => {
 
     const again = chat([sessionId]);
     const history = await again.waitFor(/The note is written\./, { timeoutMs: 20_000, scope: 'all' });
-    expect(history.all).toMatch(/› you \(followup\): \[c\] note\nplease\nnow\n/);
+    expect(history.all).toMatch(/› you \(followup, turn 1\): \[c\] note\nplease\nnow\n/);
     expect(history.all).toMatch(/✓ approved c-w/);
     type(again, '[c] again');
     await again.waitFor(/Welcome back; nothing was lost\./, { timeoutMs: 30_000, scope: 'all' });
