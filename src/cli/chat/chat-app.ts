@@ -1,6 +1,6 @@
 // The `dh chat` screen on Ink: the transcript printed once into the terminal's scrollback, then a live area
-// that redraws — the step streaming now, what waits in each queue, a call awaiting approval, the input line
-// and the keys. Keys go to the controller; an Esc acts only after ESC_DELAY_MS without a following key.
+// that redraws (the step streaming now and lines that came meanwhile, what waits in each queue, a call
+// awaiting approval, the input, the keys). Keys go to the controller; Esc acts after ESC_DELAY_MS alone.
 import { Box, Static, Text, useApp, useInput } from 'ink';
 import { createElement as h, useEffect, useRef, useState, type ReactElement } from 'react';
 import type { ChatLine, LineKind } from './chat-model.js';
@@ -134,12 +134,11 @@ export function ChatApp({ controller }: { readonly controller: ChatController })
     { flexDirection: 'column' },
     h(Static<ChatLine>, {
       items: [...model.linesFrom(0)],
-      children: (line: ChatLine) => {
-        const color = COLOR[line.kind];
-        return h(Text, { key: line.id, ...(color !== undefined ? { color } : {}) }, line.text);
-      },
+      children: lineText,
     }),
     model.live !== '' ? h(Text, null, model.live) : null,
+    // Lines that came while the answer streams stay below it (they are printed after it once it is logged).
+    ...model.trailing.map((line) => lineText(line)),
     ...waiting.map((w) =>
       h(Text, { key: w.messageId, color: 'magenta' }, `⋯ waiting for the ${QUEUE_LABEL[w.queue]}: ${w.text}`),
     ),
@@ -159,6 +158,11 @@ export function ChatApp({ controller }: { readonly controller: ChatController })
         ' · Ctrl-J new line · Ctrl-D detach · /help',
     ),
   );
+}
+
+function lineText(line: ChatLine): ReactElement {
+  const color = COLOR[line.kind];
+  return h(Text, { key: line.id, ...(color !== undefined ? { color } : {}) }, line.text);
 }
 
 function InputLine({ input }: { readonly input: InputState }): ReactElement {

@@ -1,6 +1,7 @@
 // What `dh chat` shows, folded from the session follower's ops: finished transcript lines (printed once),
-// the step streaming now, whether a turn runs, what waits in each inbox queue, and calls awaiting approval.
-// Everything comes from the log (and live deltas), so a reattached chat shows the same state.
+// the step streaming now and the lines that came while it streams, whether a turn runs, what waits in each
+// inbox queue, and calls awaiting approval. Everything comes from the log (and live deltas), so a reattached
+// chat shows the same state.
 import type { EventOf, SessionEvent } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 import { clip, text } from '../live/live-renderer.js';
@@ -33,6 +34,11 @@ export interface PendingApproval {
 
 export class ChatModel {
   readonly #lines: ChatLine[] = [];
+  /**
+   * Lines that came while an answer streams: drawn below the streaming text and printed after it once it
+   * is logged, so nothing lands in the transcript above text already on screen (the interrupt's note).
+   */
+  #trailing: ChatLine[] = [];
   #nextId = 0;
   #live = '';
   #openTurn: number | null = null;
@@ -55,6 +61,11 @@ export class ChatModel {
 
   get live(): string {
     return this.#live;
+  }
+
+  /** Lines that came while the answer streams, drawn below it (see `#trailing`). */
+  get trailing(): readonly ChatLine[] {
+    return this.#trailing;
   }
 
   /** The turn running now, or null when the session is idle. */
@@ -100,13 +111,17 @@ export class ChatModel {
         this.#activity = `running ${op.name} ${op.progress}${op.total !== null ? `/${op.total}` : ''}…`;
         return;
       case 'retry':
-        this.#live = '';
+        this.#endLive();
         this.#push('note', `↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
         return;
       case 'answer': {
         const content = op.event.content ?? '';
+        const trailing = this.#trailing;
+        this.#trailing = [];
         this.#live = '';
         if (content !== '') this.#push('assistant', content);
+        // What came while it streamed (the interrupt's note, a message moved to the next turn) follows it.
+        this.#lines.push(...trailing);
         if (op.event.interrupted)
           this.#push('warn', '⏹ interrupted: the partial answer above is logged as interrupted');
         for (const call of op.event.toolCalls) {
@@ -192,7 +207,7 @@ export class ChatModel {
         this.#lastEnded = Math.max(this.#lastEnded, event.turn);
         if (this.#openTurn !== null && this.#openTurn <= event.turn) this.#openTurn = null;
         this.#activity = '';
-        this.#live = '';
+        this.#endLive();
         this.#push(
           event.reason === 'completed' ? 'note' : 'warn',
           `■ turn ${event.turn} ${event.reason}${event.error ? ` — ${event.error.code}: ${clip(event.error.message)}` : ''}`,
@@ -203,8 +218,17 @@ export class ChatModel {
     }
   }
 
+  /** The streaming text is void (a retry) or over without an answer (the turn ended): what trailed it is printed. */
+  #endLive(): void {
+    this.#live = '';
+    this.#lines.push(...this.#trailing);
+    this.#trailing = [];
+  }
+
   #push(kind: LineKind, line: string): void {
-    this.#lines.push({ id: this.#nextId++, kind, text: line });
+    const entry = { id: this.#nextId++, kind, text: line };
+    if (this.#live !== '') this.#trailing.push(entry);
+    else this.#lines.push(entry);
   }
 }
 

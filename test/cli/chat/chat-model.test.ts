@@ -1,6 +1,7 @@
 // What the chat shows, folded from a session's log: the queues a message waits in (and a steer that came
 // during an interrupt moving to the next turn), where each claimed message entered, the running turn,
-// streamed text replaced by the logged answer, and a call waiting for approval.
+// streamed text replaced by the logged answer (with the lines that came while it streamed after it), and a
+// call waiting for approval.
 import { describe, expect, it } from 'vitest';
 import { ChatModel } from '../../../src/cli/chat/chat-model.js';
 import type { SessionEvent } from '../../../src/core/index.js';
@@ -38,6 +39,13 @@ const claimed = (
   ),
 ];
 
+/** The logged answer of a step, as the follower hands it over. */
+const answered = (seq: number, turn: number, step: number, content: string, interrupted = false) => {
+  const answer = assistantMessage(seq, turn, step, content);
+  if (answer.type !== 'assistant/message') throw new Error('not an answer');
+  const logged = interrupted ? { ...answer, interrupted: true as const } : answer;
+  return { type: 'answer' as const, event: logged, rest: '', replaced: false, streamed: true };
+};
 const texts = (model: ChatModel) => model.linesFrom(0).map((l) => l.text);
 
 describe('chat model', () => {
@@ -154,5 +162,53 @@ describe('chat model', () => {
     for (const o of claimed(6, 2, 1, [['s1', 'steer', 'the short version']])) model.apply(o);
     expect(texts(model).at(-1)).toBe('› you (steer, moved to the next turn, turn 2): the short version');
     expect(model.waiting).toEqual([]);
+  });
+
+  it('prints a line that came while the answer streamed after the answer, not above it', () => {
+    const model = new ChatModel();
+    model.apply(op(turnStart(1, 1)));
+    model.apply({ type: 'text', turn: 1, step: 1, text: 'Once upon a time' });
+    model.note('⏹ interrupting the turn…', 'warn');
+    model.apply(op(enqueue(2, 's1', 'next-turn', true, 'the short version')));
+    model.apply(op(event({ type: 'inbox/downgrade', at: T0, messageId: 's1', requested: 'next-step' }, 3)));
+    // On screen below the streaming text; nothing printed to the transcript above it.
+    expect(texts(model)).toEqual([]);
+    expect(model.live).toBe('Once upon a time');
+    expect(model.trailing.map((l) => l.text)).toEqual([
+      '⏹ interrupting the turn…',
+      '↓ "the short version" came as the turn was being interrupted: it will start the next turn instead',
+    ]);
+    model.apply(answered(4, 1, 1, 'Once upon a time there', true));
+    model.apply(op(event({ type: 'turn/end', at: T0, turn: 1, reason: 'aborted' }, 5)));
+    expect(model.trailing).toEqual([]);
+    expect(texts(model)).toEqual([
+      'Once upon a time there',
+      '⏹ interrupting the turn…',
+      '↓ "the short version" came as the turn was being interrupted: it will start the next turn instead',
+      '⏹ interrupted: the partial answer above is logged as interrupted',
+      '■ turn 1 aborted',
+    ]);
+    // With nothing streaming, a note is printed at once.
+    model.note('idle note');
+    expect(texts(model).at(-1)).toBe('idle note');
+    expect(model.trailing).toEqual([]);
+  });
+
+  it('prints what trailed a streamed answer that never got logged once the turn ends, or its attempt is retried', () => {
+    const ended = new ChatModel();
+    ended.apply(op(turnStart(1, 1)));
+    ended.apply({ type: 'text', turn: 1, step: 1, text: 'half' });
+    ended.note('⏹ interrupting the turn…', 'warn');
+    ended.apply(op(event({ type: 'turn/end', at: T0, turn: 1, reason: 'aborted' }, 2)));
+    expect(texts(ended)).toEqual(['⏹ interrupting the turn…', '■ turn 1 aborted']);
+    expect([ended.live, ended.trailing]).toEqual(['', []]);
+
+    const retried = new ChatModel();
+    retried.apply(op(turnStart(1, 1)));
+    retried.apply({ type: 'text', turn: 1, step: 1, text: 'first try' });
+    retried.note('a note');
+    retried.apply({ type: 'retry', turn: 1, step: 1, attempt: 2 });
+    expect(texts(retried)).toEqual(['a note', '↻ the model call was retried (attempt 2); its answer starts over']);
+    expect(retried.trailing).toEqual([]);
   });
 });
