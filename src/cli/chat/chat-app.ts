@@ -1,6 +1,6 @@
 // The `dh chat` screen on Ink: the transcript printed once into the terminal's scrollback, then a live area
-// that redraws (the step streaming now and lines that came meanwhile, what waits in each queue, a call
-// awaiting approval, the input, the keys). Keys go to the controller; Esc acts after ESC_DELAY_MS alone.
+// that redraws (the step streaming now and lines that came meanwhile, each queue, what is still being sent, a
+// call awaiting approval, the input, the keys). Keys go to the controller; Esc acts after ESC_DELAY_MS alone.
 import { Box, Static, Text, useApp, useInput } from 'ink';
 import { createElement as h, useEffect, useRef, useState, type ReactElement } from 'react';
 import type { ChatLine, LineKind } from './chat-model.js';
@@ -142,6 +142,7 @@ export function ChatApp({ controller }: { readonly controller: ChatController })
     ...waiting.map((w) =>
       h(Text, { key: w.messageId, color: 'magenta' }, `⋯ waiting for the ${QUEUE_LABEL[w.queue]}: ${w.text}`),
     ),
+    ...model.sending.map((s) => h(Text, { key: s.messageId, dimColor: true }, `⋯ sending the ${s.fate}: ${s.text}`)),
     approval !== undefined
       ? h(
           Text,

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { auditSession } from '../../audit/audit-session.js';
 import type { DeltaChannel } from '../../streaming/delta-channel.js';
 import { SessionFollower } from '../../streaming/session-follower.js';
+import { contentLimitProblem } from '../../shared/session-messages.js';
 import type { CliContext } from '../cli-context.js';
 import { warnWithoutWorker } from '../worker-warning.js';
 import { forkSession } from '../../operations/fork-session.js';
@@ -62,17 +63,33 @@ export class ChatController {
     await Promise.all([this.#loop, ...this.#watching]);
   }
 
-  /** Sends `content` with `fate`; the transcript shows it once the session logs it. */
+  /**
+   * Sends `content` with `fate`. It shows as being sent at once, in its queue once the session logs it, and
+   * in the transcript once a step claims it; a send that fails says so with its text.
+   */
   async send(fate: MessageFate, content: string): Promise<void> {
+    // The session refuses an oversized signal without a word back: say it here rather than wait forever.
+    const tooLarge = contentLimitProblem(content);
+    if (tooLarge !== null) {
+      this.model.note(`✗ not sent (${fate}): ${tooLarge}`, 'warn');
+      this.#changed();
+      return;
+    }
     const messageId = `chat-${randomUUID()}`;
     const options = { messageId, source: CHAT_SOURCE };
-    await this.#report(() =>
-      fate === 'followup'
-        ? this.ctx.sessions.followup(this.sessionId, content, { ...options, start: true })
-        : fate === 'steer'
-          ? this.ctx.sessions.steer(this.sessionId, content, options)
-          : this.ctx.sessions.inject(this.sessionId, content, options),
-    );
+    this.model.send(messageId, fate, content);
+    this.#changed();
+    await this.#report(async () => {
+      try {
+        await (fate === 'followup'
+          ? this.ctx.sessions.followup(this.sessionId, content, { ...options, start: true })
+          : fate === 'steer'
+            ? this.ctx.sessions.steer(this.sessionId, content, options)
+            : this.ctx.sessions.inject(this.sessionId, content, options));
+      } catch (error) {
+        this.model.unsent(messageId, (error as Error).message);
+      }
+    });
     // The first message may have started the workflow: now there is a queue to look at.
     this.#checkWorker();
   }

@@ -1,10 +1,11 @@
 // What `dh chat` shows, folded from the session follower's ops: finished transcript lines (printed once),
 // the step streaming now and the lines that came while it streams, whether a turn runs, what waits in each
-// inbox queue, and calls awaiting approval. Everything comes from the log (and live deltas), so a reattached
-// chat shows the same state.
+// inbox queue (and what this chat is still sending), and calls awaiting approval. Everything but the lines
+// being sent comes from the log (and live deltas), so a reattached chat shows the same state.
 import type { EventOf, SessionEvent } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 import { clip, text } from '../live/live-renderer.js';
+import type { MessageFate } from './chat-input.js';
 
 /** The source `dh chat` sends its messages with (recorded in the log). */
 export const CHAT_SOURCE = 'chat';
@@ -22,6 +23,13 @@ export interface Waiting {
   readonly messageId: string;
   /** `step`: enters the running turn's next step; `turn`: starts the next turn; `context`: rides along. */
   readonly queue: 'step' | 'turn' | 'context';
+  readonly text: string;
+}
+
+/** A message this chat sent that the log does not show yet (shown until its `inbox/enqueue` replaces it). */
+export interface Sending {
+  readonly messageId: string;
+  readonly fate: MessageFate;
   readonly text: string;
 }
 
@@ -45,6 +53,9 @@ export class ChatModel {
   #lastEnded = 0;
   #activity = '';
   readonly #waiting = new Map<string, Waiting>();
+  readonly #sending = new Map<string, Sending>();
+  /** Ids the log has shown: a send that reports back after its message was logged adds no line. */
+  readonly #logged = new Set<string>();
   /** Messages moved to the next turn by an interrupt, until their `user/message` says so. */
   readonly #downgraded = new Set<string>();
   readonly #approvals = new Map<string, PendingApproval>();
@@ -84,6 +95,11 @@ export class ChatModel {
     return [...this.#waiting.values()].sort((a, b) => order[a.queue] - order[b.queue]);
   }
 
+  /** Messages this chat sent that are not logged yet, in the order they were sent. */
+  get sending(): readonly Sending[] {
+    return [...this.#sending.values()];
+  }
+
   get approvals(): readonly PendingApproval[] {
     return [...this.#approvals.values()];
   }
@@ -91,6 +107,18 @@ export class ChatModel {
   /** A line from the chat itself (a command's result, an error). */
   note(line: string, kind: LineKind = 'note'): void {
     for (const part of line.split('\n')) this.#push(kind, part);
+  }
+
+  /** The chat is sending `content` as `messageId`: shown as being sent until the log has it. */
+  send(messageId: string, fate: MessageFate, content: string): void {
+    if (!this.#logged.has(messageId)) this.#sending.set(messageId, { messageId, fate, text: clip(content) });
+  }
+
+  /** Sending `messageId` failed: its line goes, and the transcript says what was not sent and why. */
+  unsent(messageId: string, reason: string): void {
+    const sending = this.#sending.get(messageId);
+    this.#sending.delete(messageId);
+    if (sending !== undefined) this.#push('warn', `✗ not sent (${sending.fate}): "${sending.text}": ${reason}`);
   }
 
   apply(op: FollowOp): void {
@@ -140,6 +168,8 @@ export class ChatModel {
   #event(event: SessionEvent): void {
     switch (event.type) {
       case 'inbox/enqueue': {
+        this.#logged.add(event.messageId);
+        this.#sending.delete(event.messageId);
         const queue = !event.wakeup ? 'context' : event.target === 'next-step' ? 'step' : 'turn';
         this.#waiting.set(event.messageId, { messageId: event.messageId, queue, text: clip(text(event.content)) });
         return;
@@ -156,12 +186,18 @@ export class ChatModel {
       }
       case 'inbox/claim':
       case 'inbox/discard':
-        for (const id of event.messageIds) this.#waiting.delete(id);
+        for (const id of event.messageIds) {
+          this.#waiting.delete(id);
+          this.#sending.delete(id);
+          this.#logged.add(id);
+        }
         if (event.type === 'inbox/discard')
           this.#push('warn', `✗ dropped ${event.messageIds.join(', ')}: ${event.reason}`);
         return;
       case 'user/message': {
         this.#waiting.delete(event.messageId);
+        this.#sending.delete(event.messageId);
+        this.#logged.add(event.messageId);
         const moved = this.#downgraded.delete(event.messageId);
         // Whatever a `dh chat` sent (this one or an earlier one on the session) is "you"; others by their source.
         const who = event.source === CHAT_SOURCE ? 'you' : (event.source ?? 'someone');

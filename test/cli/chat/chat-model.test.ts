@@ -1,7 +1,7 @@
 // What the chat shows, folded from a session's log: the queues a message waits in (and a steer that came
-// during an interrupt moving to the next turn), where each claimed message entered, the running turn,
-// streamed text replaced by the logged answer (with the lines that came while it streamed after it), and a
-// call waiting for approval.
+// during an interrupt moving to the next turn), where each claimed message entered, a message being sent
+// until the log has it, the running turn, streamed text replaced by the logged answer (with the lines that
+// came while it streamed after it), and a call waiting for approval.
 import { describe, expect, it } from 'vitest';
 import { ChatModel } from '../../../src/cli/chat/chat-model.js';
 import type { SessionEvent } from '../../../src/core/index.js';
@@ -162,6 +162,35 @@ describe('chat model', () => {
     for (const o of claimed(6, 2, 1, [['s1', 'steer', 'the short version']])) model.apply(o);
     expect(texts(model).at(-1)).toBe('› you (steer, moved to the next turn, turn 2): the short version');
     expect(model.waiting).toEqual([]);
+  });
+
+  it('shows a message being sent until the log has it, then only the logged one; a failed send says so', () => {
+    const model = new ChatModel();
+    model.apply(op(turnStart(1, 1)));
+    model.send('s1', 'steer', 'keep it\nshort');
+    model.send('f1', 'followup', 'then summarize');
+    expect(model.sending).toEqual([
+      { messageId: 's1', fate: 'steer', text: 'keep it short' },
+      { messageId: 'f1', fate: 'followup', text: 'then summarize' },
+    ]);
+    model.apply(op(enqueue(2, 's1', 'next-step', true, 'keep it\nshort')));
+    // Replaced by the logged line, never both.
+    expect(model.sending.map((s) => s.messageId)).toEqual(['f1']);
+    expect(model.waiting.map((w) => w.messageId)).toEqual(['s1']);
+    // The send's own return, after the log had it already, adds nothing.
+    model.send('s1', 'steer', 'keep it\nshort');
+    expect(model.sending.map((s) => s.messageId)).toEqual(['f1']);
+    model.unsent('f1', 'the Temporal call timed out');
+    expect(model.sending).toEqual([]);
+    expect(texts(model)).toEqual(['✗ not sent (followup): "then summarize": the Temporal call timed out']);
+    // A failure reported for a message the log has shown is not one.
+    model.unsent('s1', 'late');
+    expect(texts(model)).toHaveLength(1);
+    for (const o of claimed(3, 1, 2, [['s1', 'steer', 'keep it\nshort']])) model.apply(o);
+    expect(model.waiting).toEqual([]);
+    expect(texts(model).filter((t) => t.includes('keep it'))).toEqual([
+      '› you (steer, entered step 2): keep it\nshort',
+    ]);
   });
 
   it('prints a line that came while the answer streamed after the answer, not above it', () => {
