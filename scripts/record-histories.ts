@@ -426,6 +426,22 @@ const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    // An inject still queued at close is discarded (patch discard-queued-at-close): its fate is in the log.
+    name: 'discard-queued-at-close',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(injectSignal, { content: 'nobody will read this', messageId: 'orphan' });
+      await waitForLog(rt.store, id, (events) => events.some((e) => e.type === 'inbox/enqueue'), 'the inject');
+      await handle.signal(closeSignal);
+      await handle.result();
+      expectThat(
+        (await rt.store.read(id)).some((e) => e.type === 'inbox/discard' && e.messageIds.includes('orphan')),
+        'the inject is discarded at close',
+      );
+      return handle;
+    },
+  },
+  {
     name: 'update-with-start',
     play: async (rt, id) => {
       const sessions = new SessionClient(rt.client, { taskQueue: rt.taskQueue });

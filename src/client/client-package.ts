@@ -19,12 +19,14 @@ export {
   InterruptSignalPayload,
   MAX_MESSAGE_CHARS,
   MessageSignalPayload,
+  messageStatusQuery,
   SendUpdatePayload,
   sendUpdate,
   SessionId,
   sessionWorkflowId,
   stateQuery,
   steerSignal,
+  type MessageStatusView,
   type SendReceipt,
   type SessionStateView,
   type SessionStatus,
@@ -37,3 +39,4 @@ export {
   type SessionWorkflowResult,
 } from '../shared/session-workflow-input.js';
 export { DhError, InboxTarget, SessionEvent, TurnEndReason, UserContent } from '../core/index.js';
+export { applyFateEvent, messageFate, messageFates, type MessageFate } from '../core/message-fates.js';

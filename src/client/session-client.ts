@@ -16,12 +16,14 @@ import {
   followupSignal,
   injectSignal,
   interruptSignal,
+  messageStatusQuery,
   sendUpdate,
   sessionWorkflowId,
   stateQuery,
   steerSignal,
   type ApprovePayload,
   type CompactPayload,
+  type MessageStatusView,
   type SendReceipt,
   type SendUpdatePayload,
   type SessionStateView,
@@ -127,6 +129,14 @@ export class SessionClient {
 
   state(sessionId: string): Promise<SessionStateView> {
     return this.#call(sessionId, () => this.handle(sessionId).query(stateQuery));
+  }
+
+  /**
+   * What the workflow knows of a message now (accepted not yet logged, queued, claimed by the running step,
+   * handled — its fate is then in the log —, refused with why, or unknown). Needs a worker, like every query.
+   */
+  messageStatus(sessionId: string, messageId: string): Promise<MessageStatusView> {
+    return this.#call(sessionId, () => this.handle(sessionId).query(messageStatusQuery, messageId));
   }
 
   /** Decides a tool call waiting for approval; resolves with the decision the workflow recorded. */

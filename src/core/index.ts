@@ -20,3 +20,4 @@ export * from './fork.js';
 export * from './compaction.js';
 export * from './usage-sum.js';
 export * from './delegation.js';
+export * from './message-fates.js';

@@ -131,6 +131,12 @@ export interface InboxInput {
   readonly ingress: readonly IngressMessage[];
 }
 
+/** appendInbox's input: the ingress to log, and (at close) the queued messages no turn will claim. */
+export interface AppendInboxInput extends InboxInput {
+  /** Logged as one `inbox/discard` after the ingress: the ids still queued of these, with the reason. */
+  readonly discard?: { readonly messageIds: readonly string[]; readonly reason: string };
+}
+
 export interface ModelStepInput extends InboxInput {
   readonly instance: LoopInstance;
   readonly turn: number;

@@ -7,7 +7,7 @@ import type {
   CloseTurnOutcome,
   CompactInput,
   CompactOutcome,
-  InboxInput,
+  AppendInboxInput,
   ModelStepInput,
   ModelStepOutcome,
   OpenSessionInput,
@@ -19,7 +19,7 @@ import type {
 /** Every session activity by its registered name (names and inputs never change: docs/versioning.md). */
 export interface SessionActivities {
   readonly openSession: (input: OpenSessionInput) => Promise<OpenSessionOutcome>;
-  readonly appendInbox: (input: InboxInput) => Promise<AppendOutcome>;
+  readonly appendInbox: (input: AppendInboxInput) => Promise<AppendOutcome>;
   readonly modelStep: (input: ModelStepInput) => Promise<ModelStepOutcome>;
   readonly toolStep: (input: ToolStepInput) => Promise<ToolStepOutcome>;
   readonly closeStep: (input: CloseStepInput) => Promise<AppendOutcome>;

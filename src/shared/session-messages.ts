@@ -81,6 +81,12 @@ export const SendUpdateShape = MessageSignalShape.extend({
   wakeup: z.boolean(),
   /** Precondition: reject unless this is the session's current (or, when idle, last) turn. */
   expectedTurn: z.number().int().nonnegative().optional(),
+  /**
+   * What to do when a turn is running (or being interrupted) as the message arrives: `queue` it for the next
+   * turn, `steer` it into the running turn's next step, or `reject` it (`SESSION_BUSY`, nothing queued, so the
+   * sender decides). Absent: as `target` says. While idle it is sent as `target` says either way.
+   */
+  ifBusy: z.enum(['queue', 'steer', 'reject']).optional(),
 });
 
 /** Payload of the `send` update: the general form behind the three presets. */
@@ -144,6 +150,19 @@ export interface SessionStateView {
   readonly children?: readonly { readonly callId: string; readonly sessionId: string }[];
 }
 
+/**
+ * The `messageStatus` query's answer: what the workflow knows of one message id now. `handled`: logged earlier
+ * and no longer queued, so its fate (entered at a step, or discarded) is in the log (`messageFate`); `refused`:
+ * a signal the workflow refused (recently: the last few hundred), with why; `unknown`: never seen, or older than
+ * the workflow's dedupe window.
+ */
+export interface MessageStatusView {
+  readonly messageId: string;
+  readonly state: 'not-yet-logged' | 'queued' | 'claimed' | 'handled' | 'refused' | 'unknown';
+  readonly target?: InboxTarget;
+  readonly reason?: string;
+}
+
 export const followupSignal = defineSignal<[unknown]>('followup');
 export const steerSignal = defineSignal<[unknown]>('steer');
 export const injectSignal = defineSignal<[unknown]>('inject');
@@ -155,6 +174,7 @@ export const approveUpdate = defineUpdate<{ callId: string; decision: 'approve' 
 );
 export const compactUpdate = defineUpdate<{ accepted: true }, [CompactPayload]>('compact');
 export const stateQuery = defineQuery<SessionStateView>('state');
+export const messageStatusQuery = defineQuery<MessageStatusView, [string]>('messageStatus');
 
 /** The workflow id of a session (no `/`: it breaks the Temporal UI). */
 export function sessionWorkflowId(sessionId: string): string {

@@ -3,7 +3,7 @@
 // it ids and times, so every rule here is tested without a server.
 import type { InboxTarget, MessageOrigin, UserContent } from '../core/index.js';
 import { RECENT_MESSAGE_IDS, toQueuedRef, type IngressMessage, type QueuedRef } from '../shared/activity-contracts.js';
-import type { SendReceipt } from '../shared/session-messages.js';
+import type { MessageStatusView, SendReceipt } from '../shared/session-messages.js';
 
 /** What the inbox hands over to a continued run (fields of `SessionCarry`). */
 export interface InboxCarry {
@@ -183,6 +183,31 @@ export class Inbox {
       nextStep: all.filter((m) => m.target === 'next-step').length,
       notYetLogged: this.ingress.length,
     };
+  }
+
+  /** Ids of the logged messages still queued (what a close discards). */
+  queuedIds(): string[] {
+    return this.queue.map((m) => m.messageId);
+  }
+
+  /** Logged messages that left the queue unclaimed (an `inbox/discard`). */
+  drop(messageIds: readonly string[]): void {
+    const dropped = new Set(messageIds);
+    this.queue = this.queue.filter((m) => !dropped.has(m.messageId));
+  }
+
+  /**
+   * What the workflow knows of a message now: accepted and not yet logged, queued, claimed by the step in
+   * flight, or handled (logged earlier, its fate is in the log); unknown beyond the dedupe window.
+   */
+  status(messageId: string): Pick<MessageStatusView, 'state' | 'target'> {
+    // Claimed first: the step in flight may be the very activity logging it.
+    if (this.inFlightClaim.has(messageId)) return { state: 'claimed' };
+    const arrived = this.ingress.find((m) => m.messageId === messageId);
+    if (arrived) return { state: 'not-yet-logged', target: arrived.target };
+    const queued = this.queue.find((m) => m.messageId === messageId);
+    if (queued) return { state: 'queued', target: queued.target };
+    return { state: this.seenIds.has(messageId) ? 'handled' : 'unknown' };
   }
 
   toCarry(): InboxCarry {

@@ -13,7 +13,9 @@ import {
   CompactPayload,
   SendUpdatePayload,
   SendUpdateShape,
+  messageStatusQuery,
   stateQuery,
+  type MessageStatusView,
   type SendReceipt,
 } from '../shared/session-messages.js';
 import { decodeRawArguments } from './decode-raw-arguments.js';
@@ -32,6 +34,8 @@ import { stateView, type SessionState } from './session-state.js';
 
 /** Longest `lastRejection` kept: it names a payload problem (which can quote a key) and is carried over. */
 const MAX_REJECTION_CHARS = 500;
+/** Refused message ids the `messageStatus` query remembers (the oldest is forgotten first). */
+const REFUSED_IDS_KEPT = 200;
 
 type MessagePayload = z.infer<typeof MessageSignalShape>;
 
@@ -53,20 +57,26 @@ export function registerMessageHandlers(state: SessionState): void {
       () => Date.now(),
     );
   };
-  const reject = (signal: string, problem: string): void => {
+  const reject = (signal: string, problem: string, messageId?: string): void => {
     state.rejectedSignals++;
     state.lastRejection = `${signal}: ${problem}`.slice(0, MAX_REJECTION_CHARS);
+    // A refusal the sender can look up by its id (messageStatus); never one of an id already accepted.
+    if (messageId === undefined || state.inbox.status(messageId).state !== 'unknown') return;
+    state.refusedIds.delete(messageId);
+    state.refusedIds.set(messageId, problem.slice(0, MAX_REJECTION_CHARS));
+    if (state.refusedIds.size > REFUSED_IDS_KEPT) state.refusedIds.delete(state.refusedIds.keys().next().value ?? '');
   };
   const messageSignal =
     (name: string, target: InboxTarget, wakeup: boolean, origin: MessageOrigin) =>
     (...args: RawArguments): void => {
-      if (state.closing) return reject(name, 'the session is closing');
       const decoded = decodeRawArguments(args);
+      const parsed = decoded.ok ? MessageSignalShape.safeParse(decoded.first) : null;
+      const messageId = parsed?.success ? parsed.data.messageId : undefined;
+      if (state.closing) return reject(name, 'the session is closing', messageId);
       if (!decoded.ok) return reject(name, decoded.problem);
-      const parsed = MessageSignalShape.safeParse(decoded.first);
-      if (!parsed.success) return reject(name, payloadProblem(parsed.error));
+      if (parsed === null || !parsed.success) return reject(name, parsed ? payloadProblem(parsed.error) : 'invalid');
       const tooLarge = signalContentProblem(parsed.data.content);
-      if (tooLarge !== null) return reject(name, `content: ${tooLarge}`);
+      if (tooLarge !== null) return reject(name, `content: ${tooLarge}`, messageId);
       accept(parsed.data, target, wakeup, origin);
     };
   setHandler(rawFollowupSignal, messageSignal('followup', 'next-turn', true, 'followup'));
@@ -96,13 +106,20 @@ export function registerMessageHandlers(state: SessionState): void {
     rawSendUpdate,
     (...args: RawArguments) => {
       const parsed = updatePayload('send', SendUpdateShape, args);
-      const origin: MessageOrigin = parsed.target === 'next-turn' ? 'followup' : parsed.wakeup ? 'steer' : 'inject';
-      return accept(parsed, parsed.target, parsed.wakeup, origin);
+      const target = busyTarget(state, parsed);
+      const origin: MessageOrigin = target === 'next-turn' ? 'followup' : parsed.wakeup ? 'steer' : 'inject';
+      return accept(parsed, target, parsed.wakeup, origin);
     },
     {
       validator: (...args: RawArguments) => {
         const parsed = updatePayload('send', SendUpdatePayload, args);
         refuseWhenClosing();
+        if (parsed.ifBusy === 'reject' && turnRunning(state)) {
+          throw ApplicationFailure.nonRetryable(
+            `session "${state.sessionId}" is busy: turn ${state.currentTurn} is ${state.status}`,
+            'SESSION_BUSY',
+          );
+        }
         const turnNow = state.status === 'idle' ? state.lastTurn : state.currentTurn;
         if (parsed.expectedTurn !== undefined && parsed.expectedTurn !== turnNow) {
           throw ApplicationFailure.nonRetryable(
@@ -152,6 +169,24 @@ export function registerMessageHandlers(state: SessionState): void {
     },
   );
   setHandler(stateQuery, () => stateView(state));
+  setHandler(messageStatusQuery, (messageId: unknown): MessageStatusView => {
+    const id = typeof messageId === 'string' ? messageId : String(messageId);
+    const known = state.inbox.status(id);
+    const refused = state.refusedIds.get(id);
+    if (known.state === 'unknown' && refused !== undefined) return { messageId: id, state: 'refused', reason: refused };
+    return { messageId: id, ...known };
+  });
+}
+
+/** A turn is running or being interrupted: what a send's `ifBusy` applies to. */
+function turnRunning(state: SessionState): boolean {
+  return state.status === 'running' || state.status === 'aborting';
+}
+
+/** The queue a send goes to: its `ifBusy` choice while a turn runs, else its own target. */
+function busyTarget(state: SessionState, payload: z.infer<typeof SendUpdateShape>): InboxTarget {
+  if (payload.ifBusy === undefined || payload.ifBusy === 'reject' || !turnRunning(state)) return payload.target;
+  return payload.ifBusy === 'queue' ? 'next-turn' : 'next-step';
 }
 
 /**

@@ -60,6 +60,8 @@ export interface SessionState {
   appendCalls: number;
   /** The concurrent appendInbox (logIngressWhileBusy) is in flight. */
   ingressLogging: boolean;
+  /** Recently refused signals that named their message id: id → why (not carried across continue-as-new). */
+  readonly refusedIds: Map<string, string>;
 }
 
 /**
@@ -100,6 +102,7 @@ export function sessionStateFrom(input: SessionWorkflowInput, newInstanceId: () 
     appendRunning: false,
     appendCalls: 0,
     ingressLogging: false,
+    refusedIds: new Map(),
   };
 }
 

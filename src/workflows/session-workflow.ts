@@ -39,6 +39,24 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   }
 }
 
+/**
+ * What is still queued at close (injects, non-waking sends) will never be claimed: it leaves the queue as an
+ * `inbox/discard`, so every message ends in a fate the log states. Runs recorded before the patch closed with
+ * it queued; the patch is asked only when something is queued, so a close with nothing left carries no marker.
+ */
+async function discardAtClose(state: SessionState, proxies: SessionProxies): Promise<void> {
+  const queued = state.inbox.queuedIds();
+  if (queued.length === 0 || !patched('discard-queued-at-close')) return;
+  await withIngress(state, (cursor) =>
+    proxies.session.appendInbox({
+      sessionId: state.sessionId,
+      ...cursor,
+      discard: { messageIds: queued, reason: 'the session closed' },
+    }),
+  );
+  state.inbox.drop(queued);
+}
+
 async function sessionLoop(
   input: SessionWorkflowInput,
   state: SessionState,
@@ -100,7 +118,10 @@ async function sessionLoop(
       await withIngress(state, (cursor) => proxies.session.appendInbox({ sessionId, ...cursor }));
       continue;
     }
-    if (state.closing) break;
+    if (state.closing) {
+      await discardAtClose(state, proxies);
+      break;
+    }
   }
   await condition(settled);
   publishStatus(state, 'closed');

@@ -5,18 +5,22 @@ import { MessageSignalPayload, SendUpdatePayload } from '../../shared/session-me
 import { openCliContext, type CliContext } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
 import { cliAction, sessionArg, textArg } from '../cli-action.js';
+import { waitForFate, type WaitFor } from '../wait-for-fate.js';
 import { withWorkerCheck } from '../worker-warning.js';
 
 export interface MessageOptions {
   id?: string;
   source: string;
   json?: boolean;
+  /** Wait until the message is logged, or until it entered a step (exit 3 when it was dropped instead). */
+  wait?: WaitFor;
 }
 
 export interface SendOptions extends MessageOptions {
   target: 'next-turn' | 'next-step';
   wakeup: boolean;
   expectedTurn?: string;
+  ifBusy?: 'queue' | 'steer' | 'reject';
 }
 
 export interface ApproveOptions {
@@ -42,15 +46,17 @@ export const sendCommand = cliAction(async (session: string, text: string, optio
     target: options.target,
     wakeup: options.wakeup,
     ...(expectedTurn !== undefined ? { expectedTurn } : {}),
+    ...(options.ifBusy !== undefined ? { ifBusy: options.ifBusy } : {}),
   });
-  await withContext(sessionId, async (ctx) => {
+  return withContext(sessionId, async (ctx) => {
     const receipt = await ctx.sessions.send(sessionId, payload);
-    out(
-      options.json,
+    sentLine(
+      options,
       receipt,
       `${receipt.duplicate ? 'already queued' : 'queued'} ${receipt.messageId} (${receipt.target}, position ${receipt.position}` +
         `${receipt.downgraded ? ', downgraded to next-turn: a turn is being interrupted' : ''})`,
     );
+    return awaitFate(ctx, sessionId, receipt.messageId, options, receipt);
   });
 });
 
@@ -63,10 +69,11 @@ export const messageCommand = cliAction(
       source: options.source,
     });
     const messageId = payload.messageId ?? '';
-    await withContext(sessionId, async (ctx) => {
+    return withContext(sessionId, async (ctx) => {
       const send = kind === 'steer' ? ctx.sessions.steer.bind(ctx.sessions) : ctx.sessions.inject.bind(ctx.sessions);
       await send(sessionId, payload.content, { messageId, source: options.source });
-      out(options.json, { sessionId, messageId, kind }, `${kind === 'steer' ? 'steered' : 'injected'} ${messageId}`);
+      sentLine(options, { sessionId, messageId, kind }, `${kind === 'steer' ? 'steered' : 'injected'} ${messageId}`);
+      return awaitFate(ctx, sessionId, messageId, options, { sessionId, messageId, kind });
     });
   },
 );
@@ -103,11 +110,25 @@ export const compactCommand = cliAction(async (session: string, options: { prune
   });
 });
 
+/** With `--wait`: follows the message until it is logged or entered a step; its outcome is the exit code. */
+async function awaitFate(
+  ctx: CliContext,
+  sessionId: string,
+  messageId: string,
+  options: MessageOptions,
+  sent: object,
+): Promise<number | void> {
+  if (options.wait === undefined) return;
+  const outcome = await waitForFate(ctx, sessionId, messageId, options.wait);
+  out(options.json, { ...sent, fate: outcome.fate }, outcome.line);
+  return outcome.exitCode;
+}
+
 /** Runs `run` on a CLI context, saying meanwhile when no worker polls the session's task queue. */
-async function withContext(sessionId: string, run: (ctx: CliContext) => Promise<void>): Promise<void> {
+async function withContext<T>(sessionId: string, run: (ctx: CliContext) => Promise<T>): Promise<T> {
   const ctx = await openCliContext();
   try {
-    await withWorkerCheck(ctx, sessionId, () => run(ctx));
+    return await withWorkerCheck(ctx, sessionId, () => run(ctx));
   } finally {
     await ctx.close();
   }
@@ -127,6 +148,12 @@ function parse<T>(
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   throw usageError(`invalid message: ${issue ? `${issue.path.join('.') || 'payload'}: ${issue.message}` : 'invalid'}`);
+}
+
+/** The first line of a command with `--wait` as text; with `--json` only the final answer is printed. */
+function sentLine(options: MessageOptions, data: unknown, line: string): void {
+  if (options.wait !== undefined && options.json) return;
+  out(options.json, data, line);
 }
 
 function out(json: boolean | undefined, data: unknown, line: string): void {

@@ -15,9 +15,21 @@ export function registerMessageCommands(program: Command): void {
     .addOption(new Option('--target <queue>', 'which queue').choices(['next-turn', 'next-step']).default('next-turn'))
     .option('--no-wakeup', 'do not start a turn for it (it rides along with the next one)')
     .option('--expected-turn <n>', "refuse unless this is the session's current (or, when idle, last) turn")
+    .addOption(
+      new Option(
+        '--if-busy <policy>',
+        'while a turn runs: queue it for the next turn, steer the running turn, or reject it (SESSION_BUSY)',
+      ).choices(['queue', 'steer', 'reject']),
+    )
     .option('--id <messageId>', 'message id, for deduplicating retries (default: generated)')
     .option('--source <name>', 'who sends it', 'cli')
     .option('--json', 'print the receipt as JSON')
+    .addOption(
+      new Option(
+        '--wait <until>',
+        'wait until the message is logged, or entered a step (exit 3 if it was dropped instead)',
+      ).choices(['logged', 'entered']),
+    )
     .action((session: string, text: string, options: SendOptions) =>
       actions().then((a) => a.sendCommand(session, text, options)),
     );
@@ -35,6 +47,12 @@ export function registerMessageCommands(program: Command): void {
       .option('--id <messageId>', 'message id, for deduplicating retries (default: generated)')
       .option('--source <name>', 'who sends it', 'cli')
       .option('--json', 'print {sessionId, messageId} as JSON')
+      .addOption(
+        new Option(
+          '--wait <until>',
+          'wait until the message is logged, or entered a step (exit 3 if it was dropped instead)',
+        ).choices(['logged', 'entered']),
+      )
       .action((session: string, text: string, options: MessageOptions) =>
         actions().then((a) => a.messageCommand(kind, session, text, options)),
       );
