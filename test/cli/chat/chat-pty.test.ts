@@ -1,19 +1,45 @@
-// `dh chat` in a real pseudo-terminal, typed at like a person would: a steer typed while the answer streams
-// enters the next step and a Tab-queued followup runs after the turn; Esc interrupts and a message typed right
-// after is moved to the next turn, and the screen says so; an approval is decided inline; the terminal is
-// resized; Ctrl-D detaches and `dh chat <session>` comes back with the history shown.
+// `dh chat` in a real pseudo-terminal, typed at like a person would: a steer and a Tab-queued followup typed
+// while the answer is held mid-stream show in their queues from the log before the answer ends, then in the
+// transcript with where each entered; a message shows as being sent until the session logs it, never twice;
+// Esc interrupts, its note lands below the partial answer, and a message typed right after is moved to the
+// next turn, and the screen says so; an approval is decided inline; the terminal is resized; Ctrl-D detaches
+// and `dh chat <session>` comes back with the history shown.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ESC_DELAY_MS } from '../../../src/cli/chat/chat-app.js';
 import { renderScreenText, writeAsciicast } from '../../helpers/asciicast.js';
 import { startChatStack, TEST_MODEL, type ChatStack } from '../../helpers/chat-stack.js';
+import { freezeGroup, thawAll, thawGroup } from '../../helpers/freeze-group.js';
 import { ofType, turnEnds } from '../../helpers/log-views.js';
-import { KEYS, startPty, type PtyTerminal } from '../../helpers/pty-terminal.js';
+import { KEYS, startPty, type PtyTerminal, type ScreenView } from '../../helpers/pty-terminal.js';
 
 const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'chat');
-const SLOW = { chunkSize: 3, chunkDelayMs: 120 } as const;
 const STORY = 'Once upon a time there was a session that streamed very slowly, word by word, on and on. '.repeat(6);
+/** The streams the tests hold mid-way (the scripted provider's `hold`) until they `release` them. */
+const HOLD = { look: 'a-look', story: 'b-story' } as const;
+
+/** Watches the screens a test waits on: `twice` lists every one that showed one of `needles` more than once. */
+function shownOnce(needles: readonly string[]) {
+  const twice: string[] = [];
+  return {
+    twice,
+    check: (view: ScreenView): ScreenView => {
+      for (const needle of needles) if (view.text.split(needle).length > 2) twice.push(`${needle}:\n${view.text}`);
+      return view;
+    },
+  };
+}
+
+/** Where each of `needles` first appears in `text`, failing on one that is missing. */
+function positions(text: string, needles: readonly string[]): number[] {
+  return needles.map((needle) => {
+    const at = text.indexOf(needle);
+    expect(at, `${needle} is shown`).toBeGreaterThanOrEqual(0);
+    return at;
+  });
+}
+const ascending = (values: readonly number[]) => [...values].sort((a, b) => a - b);
 
 describe('dh chat in a pseudo-terminal', () => {
   let stack: ChatStack;
@@ -25,18 +51,22 @@ describe('dh chat in a pseudo-terminal', () => {
         models: [TEST_MODEL],
         mode: 'match',
         replies: [
-          // (a) a slow answer, then a call that waits for approval; the steer typed meanwhile enters step 2.
+          // (a) an answer held mid-stream until the test has seen the messages typed meanwhile in their queues.
           {
             match: { lastUserContains: '[a] look' },
             text: 'Looking around the workspace first, slowly, before I write it down. '.repeat(3),
-            // Asks for approval: the turn waits there, so the queued messages stay visible until the test says y.
-            toolCalls: [{ id: 'a-w', name: 'write_file', arguments: { path: 'a.txt', content: 'seen' } }],
-            ...SLOW,
+            chunkSize: 3,
+            hold: { afterChunks: 10, key: HOLD.look },
           },
           { match: { lastUserContains: 'LATE steer' }, text: 'Steered: I kept it short.' },
           { match: { lastUserContains: '[a] queued' }, text: 'The queued followup ran after the turn.' },
-          // (b) a story streamed until Esc; the message typed after it starts turn 2.
-          { match: { lastUserContains: '[b] story' }, text: STORY, ...SLOW },
+          // (b) a story held mid-stream until Esc ends it; the message typed after it starts turn 2.
+          {
+            match: { lastUserContains: '[b] story' },
+            text: STORY,
+            chunkSize: 3,
+            hold: { afterChunks: 10, key: HOLD.story },
+          },
           { match: { lastUserContains: '[b] after-esc' }, text: 'Short version: it ended.' },
           // (c) an approval decided inline, then a second visit.
           {
@@ -46,11 +76,17 @@ describe('dh chat in a pseudo-terminal', () => {
           },
           { match: { lastUserContains: '[c] note' }, text: 'The note is written.' },
           { match: { lastUserContains: '[c] again' }, text: 'Welcome back; nothing was lost.' },
+          // (d) a message typed while the worker cannot log it.
+          { match: { lastUserContains: '[d] hello' }, text: 'Hello; your message was logged once.' },
         ],
       },
       env: { DH_APPROVAL_ASK: 'write_file' },
     });
   }, 120_000);
+
+  // A failed assertion must not leave the worker stopped for the tests after it. (A held stream needs no
+  // such care: it holds only its own session, and a release is for good, so none is released early.)
+  afterEach(() => thawAll());
 
   afterAll(async () => {
     for (const terminal of terminals) terminal.kill('SIGKILL');
@@ -71,32 +107,52 @@ describe('dh chat in a pseudo-terminal', () => {
   const sessionOf = async (terminal: PtyTerminal) =>
     /new session (\S+):/.exec((await terminal.waitFor(/new session \S+:/)).text)?.[1] ?? '';
 
-  it('a steer typed while the answer streams enters the next step; a Tab-queued followup runs after the turn', async () => {
+  it('a steer and a Tab-queued followup typed while the answer streams show in their queues, then where each entered', async () => {
     const terminal = chat();
     const sessionId = await sessionOf(terminal);
+    const once = shownOnce(['[a] LATE steer', '[a] queued']);
     type(terminal, '[a] look around the workspace');
     await terminal.waitFor(/Looking around/, { timeoutMs: 30_000 });
-    // Mid-stream: a steer (Enter) and a followup for after this turn (Tab), each shown in its queue.
+    // The answer is held mid-stream: a steer (Enter) and a followup for after this turn (Tab), each shown in
+    // its queue as the log has it, while the step still streams.
     type(terminal, '[a] LATE steer: keep it short');
     type(terminal, '[a] queued: then summarize', KEYS.TAB);
-    const queued = await terminal.waitFor(
+    const held = await terminal.waitFor(
       (view) =>
-        /waiting for the next step: \[a\] LATE steer/.test(view.text) &&
+        /waiting for the next step: \[a\] LATE steer/.test(once.check(view).text) &&
         /waiting for the next turn: \[a\] queued/.test(view.text),
       { timeoutMs: 30_000 },
     );
-    expect(queued.text).toMatch(/turn 1 .*Enter steer · Tab after this turn · Esc interrupt/);
-    await terminal.waitFor(/needs approval/, { timeoutMs: 30_000 });
-    const held = await terminal.view();
+    const during = await stack.store.read(sessionId);
+    expect(ofType(during, 'inbox/enqueue').map((e) => e.origin)).toEqual(['followup', 'steer', 'followup']);
+    expect(ofType(during, 'assistant/message')).toEqual([]);
+    expect(held.text).toMatch(/Looking around/);
     expect(held.text).toMatch(
-      /waiting for the next step: \[a\] LATE steer[\s\S]*waiting for the next turn: \[a\] queued/,
+      /Looking around[\s\S]*waiting for the next step: \[a\] LATE steer[\s\S]*waiting for the next turn: \[a\] queued/,
     );
-    terminal.write('y');
-    await terminal.waitFor(/The queued followup ran after the turn\./, { timeoutMs: 60_000, scope: 'all' });
-    const final = await terminal.waitFor((view) => / idle · Enter send/.test(view.text), { timeoutMs: 15_000 });
-    expect(final.all).toMatch(/› you \(steer, entered step 2\): \[a\] LATE steer: keep it short/);
-    expect(final.all).toMatch(/Steered: I kept it short\./);
-    expect(final.text).not.toMatch(/waiting for the/);
+    expect(held.text).not.toMatch(/sending the/);
+    expect(held.text).toMatch(/turn 1 answering… · Enter steer · Tab after this turn · Esc interrupt/);
+
+    stack.provider.release(HOLD.look);
+    const final = await terminal.waitFor(
+      (view) =>
+        /The queued followup ran after the turn\./.test(once.check(view).all) && / idle · Enter send/.test(view.text),
+      { timeoutMs: 60_000 },
+    );
+    // Each moved from its queue into the transcript, saying where it entered, in the order it happened.
+    const order = positions(final.all, [
+      'Looking around the workspace first',
+      '› you (steer, entered step 2): [a] LATE steer: keep it short',
+      'Steered: I kept it short.',
+      '■ turn 1 completed',
+      '› you (followup, turn 2): [a] queued: then summarize',
+      'The queued followup ran after the turn.',
+    ]);
+    expect(order).toEqual(ascending(order));
+    expect(final.all.split('[a] LATE steer').length - 1).toBe(1);
+    expect(final.all.split('[a] queued').length - 1).toBe(1);
+    expect(final.text).not.toMatch(/waiting for the|sending the/);
+    expect(once.twice).toEqual([]);
 
     // The screen shows the answer once it is logged; the turn's end is logged just after.
     await expect
@@ -116,26 +172,70 @@ describe('dh chat in a pseudo-terminal', () => {
     expect((await terminal.exited).exitCode).toBe(0);
   }, 150_000);
 
+  it('a message shows as being sent until the session logs it, then only as logged', async () => {
+    const terminal = chat();
+    const sessionId = await sessionOf(terminal);
+    const once = shownOnce(['[d] hello']);
+    // The worker is stopped: the session accepts the message, and nothing logs it until the worker goes on.
+    expect(await freezeGroup(stack.worker.pid)).toBe(true);
+    type(terminal, '[d] hello there');
+    const sending = await terminal.waitFor((view) =>
+      /⋯ sending the followup: \[d\] hello there/.test(once.check(view).text),
+    );
+    expect(sending.all).not.toMatch(/› you/);
+    thawGroup(stack.worker.pid);
+    const final = await terminal.waitFor(
+      (view) =>
+        /Hello; your message was logged once\./.test(once.check(view).all) && / idle · Enter send/.test(view.text),
+      { timeoutMs: 60_000 },
+    );
+    expect(final.all).toMatch(/› you \(followup, turn 1\): \[d\] hello there/);
+    expect(final.all.split('[d] hello').length - 1).toBe(1);
+    expect(final.text).not.toMatch(/sending the|waiting for the/);
+    expect(once.twice).toEqual([]);
+    const log = await stack.store.read(sessionId);
+    expect(ofType(log, 'inbox/enqueue')).toHaveLength(1);
+    terminal.write(KEYS.CTRL_D);
+    expect((await terminal.exited).exitCode).toBe(0);
+  }, 150_000);
+
   it('Esc interrupts the streaming turn; a message typed right after moves to the next turn, and the screen says so', async () => {
     const terminal = chat();
     const sessionId = await sessionOf(terminal);
     type(terminal, '[b] story, please');
+    // Held mid-stream: the story is on screen, and it cannot end before the Esc does.
     await terminal.waitFor(/Once upon a time/, { timeoutMs: 30_000 });
     terminal.write('[b] after-esc: the short version');
     await terminal.waitFor(/› \[b\] after-esc: the short version/);
     terminal.write(KEYS.ESC);
-    await terminal.waitFor(/interrupting the turn/, { timeoutMs: ESC_DELAY_MS + 10_000, scope: 'all' });
+    const interrupting = await terminal.waitFor(/interrupting the turn/, {
+      timeoutMs: ESC_DELAY_MS + 10_000,
+      scope: 'all',
+    });
+    // The note is about the partial answer on screen: it is drawn below it, not printed above it.
+    const [storyAt, noteAt] = positions(interrupting.all, ['Once upon a time', '⏹ interrupting the turn']);
+    expect(noteAt).toBeGreaterThan(storyAt ?? Infinity);
     terminal.write(KEYS.ENTER);
-    const moved = await terminal.waitFor(
-      /↓ "\[b\] after-esc: the short version" came as the turn was being interrupted: it will start the next turn/,
-      {
-        timeoutMs: 30_000,
-        scope: 'all',
-      },
+    const downgraded =
+      '↓ "[b] after-esc: the short version" came as the turn was being interrupted: it will start the next turn';
+    const moved = await terminal.waitFor((view) => view.all.includes(downgraded) && /■ turn 1 aborted/.test(view.all), {
+      timeoutMs: 30_000,
+    });
+    const note = '⏹ interrupting the turn… a message sent before it ends will start the next turn';
+    const order = positions(moved.all, [
+      'Once upon a time',
+      note,
+      '⏹ interrupted: the partial answer above is logged as interrupted',
+      '■ turn 1 aborted',
+    ]);
+    expect(order).toEqual(ascending(order));
+    // The move is logged once the interrupt is under way: after the note, wherever it lands around the answer.
+    const [noteAgain, movedAt] = positions(moved.all, [note, downgraded]);
+    expect(movedAt).toBeGreaterThan(noteAgain ?? Infinity);
+    const ended = await terminal.waitFor(/Short version: it ended\./, { timeoutMs: 60_000, scope: 'all' });
+    expect(ended.all).toMatch(
+      /› you \(steer, moved to the next turn, turn 2\): \[b\] after-esc: the short version\nShort version: it ended\./,
     );
-    expect(moved.all).toMatch(/⏹ interrupted: the partial answer above is logged as interrupted/);
-    expect(moved.all).toMatch(/■ turn 1 aborted/);
-    await terminal.waitFor(/Short version: it ended\./, { timeoutMs: 60_000, scope: 'all' });
 
     // The screen shows the answer once it is logged; the turn's end is logged just after.
     await expect
