@@ -104,8 +104,10 @@ describe('dh chat in a pseudo-terminal', () => {
     terminal.write(text);
     terminal.write(key);
   };
+  /** `dh` starts from its sources through tsx when its build is stale: on a loaded machine that takes a while. */
+  const STARTUP_MS = 60_000;
   const sessionOf = async (terminal: PtyTerminal) =>
-    /new session (\S+):/.exec((await terminal.waitFor(/new session \S+:/)).text)?.[1] ?? '';
+    /new session (\S+):/.exec((await terminal.waitFor(/new session \S+:/, { timeoutMs: STARTUP_MS })).text)?.[1] ?? '';
 
   it('a steer and a Tab-queued followup typed while the answer streams show in their queues, then where each entered', async () => {
     const terminal = chat();
@@ -179,8 +181,9 @@ describe('dh chat in a pseudo-terminal', () => {
     // The worker is stopped: the session accepts the message, and nothing logs it until the worker goes on.
     expect(await freezeGroup(stack.worker.pid)).toBe(true);
     type(terminal, '[d] hello there');
-    const sending = await terminal.waitFor((view) =>
-      /⋯ sending the followup: \[d\] hello there/.test(once.check(view).text),
+    const sending = await terminal.waitFor(
+      (view) => /⋯ sending the followup: \[d\] hello there/.test(once.check(view).text),
+      { timeoutMs: 30_000 },
     );
     expect(sending.all).not.toMatch(/› you/);
     thawGroup(stack.worker.pid);
@@ -271,7 +274,7 @@ describe('dh chat in a pseudo-terminal', () => {
     expect(terminal.output()).toContain(`detached; the session keeps everything: dh chat ${sessionId}`);
 
     const again = chat([sessionId]);
-    const history = await again.waitFor(/The note is written\./, { timeoutMs: 20_000, scope: 'all' });
+    const history = await again.waitFor(/The note is written\./, { timeoutMs: STARTUP_MS, scope: 'all' });
     expect(history.all).toMatch(/› you \(followup, turn 1\): \[c\] note\nplease\nnow\n/);
     expect(history.all).toMatch(/✓ approved c-w/);
     type(again, '[c] again');
