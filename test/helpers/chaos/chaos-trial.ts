@@ -268,6 +268,30 @@ export async function runTrial(env: ChaosEnv, plan: TrialPlan): Promise<TrialRes
       }),
     );
 
+    // Mid-step: while a tool of a later turn runs, a steer and an inject, logged while that step runs (the
+    // workflow's concurrent appendInbox) whatever the kills do to it.
+    sends.push(
+      inBackground('mid-step sends', async () => {
+        await waitForLog('a tool running after turn 1', (e) => e.some((x) => x.type === 'tool/start' && x.turn >= 2));
+        acked.push(
+          await sendThroughClient(
+            sessions,
+            sessionId,
+            { kind: 'steer', messageId: 's2', content: tagged('s2', 'Mid-step: keep it brief.') },
+            { via: 'parent (mid-step)' },
+          ),
+        );
+        acked.push(
+          await sendThroughClient(
+            sessions,
+            sessionId,
+            { kind: 'inject', messageId: 'i3', content: tagged('i3', 'Mid-step: the build is green.') },
+            { via: 'parent (mid-step)' },
+          ),
+        );
+      }),
+    );
+
     // After turn 2: a manual compaction (its summary is a model call, the compaction failpoint's place),
     // then the last followup, which runs over the compacted view.
     await waitForLog('the end of turn 2', (e) => e.some((x) => x.type === 'turn/end' && x.turn === 2));
