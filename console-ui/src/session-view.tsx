@@ -118,6 +118,20 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
           )}
         </dl>
       )}
+      {d !== null && d.queued.length > 0 && (
+        <section aria-label="Queued messages" class="queued">
+          <h3>Queued</h3>
+          <ul>
+            {d.queued.map((m) => (
+              <li key={m.messageId} data-testid={`queued-${m.messageId}`}>
+                <strong>{m.origin}</strong>
+                {m.source !== null ? ` (${m.source})` : ''} → {m.target === 'next-step' ? 'next step' : 'next turn'}
+                {m.downgraded ? ' (moved to the next turn by an interrupt)' : ''}: {m.preview}
+              </li>
+            ))}
+          </ul>
+        </section>
+      )}
       {d !== null && <ActionPanel detail={d} onDone={detail.reload} onForked={props.onSelect} />}
       {live !== null && (
         <section aria-label="Live" class="live">

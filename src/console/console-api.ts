@@ -1,7 +1,7 @@
 // The web console's HTTP API contract: the JSON each route answers and accepts, and the events its SSE
 // streams carry. The server (src/console/) and the browser app (console-ui/) both type against this file;
 // the OpenAPI document describes the same shapes. Types only, plus the route paths.
-import type { SessionEvent, Usage, UserContent } from '../core/index.js';
+import type { MessageOrigin, SessionEvent, Usage, UserContent } from '../core/index.js';
 import type { SessionStateView } from '../shared/session-messages.js';
 
 /** Every route, relative to the server's origin. `:id` is a session id; `:turn`/`:step` are numbers. */
@@ -57,10 +57,25 @@ export interface SessionDetail {
   readonly cacheReadShare: number | null;
   readonly parentSessionId: string | null;
   readonly children: readonly { readonly callId: string; readonly sessionId: string; readonly ended: string }[];
+  /** Messages logged and not yet claimed by a step, in arrival order (the queues, as the log has them). */
+  readonly queued: readonly QueuedMessage[];
   /** The running workflow's task queue and how many workers poll it (null: no running workflow, or no answer). */
   readonly worker: { readonly taskQueue: string; readonly pollers: number } | null;
   /** Set when no worker polls that queue: nothing the session was sent can run until one does. */
   readonly workerWarning: ApiWarning | null;
+}
+
+/** A message waiting in a queue: where, from whom, and the start of what it says. */
+export interface QueuedMessage {
+  readonly messageId: string;
+  readonly target: 'next-turn' | 'next-step';
+  readonly origin: MessageOrigin;
+  readonly source: string | null;
+  /** Moved to the next turn by an interrupt. */
+  readonly downgraded: boolean;
+  readonly seq: number;
+  /** Its text, at most 200 characters (images as `[image]`). */
+  readonly preview: string;
 }
 
 /** Something the caller should know that did not stop the request (code NO_WORKER_POLLING). */

@@ -25,6 +25,7 @@ import { apiError, ConsoleErrorCode, toApiError } from './console-errors.js';
 import { consoleGuard } from './console-security.js';
 import { liveStream } from './live-stream.js';
 import { openApiDocument } from './openapi-document.js';
+import { queuedMessages } from './queued-messages.js';
 import { listSessions, OverviewMemo } from './session-list.js';
 import { sessionTimeline } from './session-timeline.js';
 import { staticFile } from './static-files.js';
@@ -110,6 +111,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
       cacheReadShare: overview.cacheReadShare,
       parentSessionId: overview.delegation?.parentSessionId ?? overview.parent?.sessionId ?? null,
       children: overview.subagents.map((s) => ({ callId: s.callId, sessionId: s.sessionId, ended: s.ended })),
+      queued: queuedMessages(events),
       worker,
       workerWarning,
     };

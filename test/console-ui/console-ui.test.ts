@@ -40,6 +40,13 @@ describe('web console in chromium', () => {
             toolCalls: [{ id: 'g1', name: 'shout', arguments: { text: 'hey' } }],
           },
           { match: { lastUserContains: 'needs a yes' }, text: 'shouted' },
+          {
+            match: { lastUserContains: 'hold for the queue' },
+            text: 'an answer held mid-stream',
+            chunkSize: 4,
+            hold: { afterChunks: 1, key: 'ui-queue' },
+          },
+          { match: { lastUserContains: 'queued in the page' }, text: 'the queued steer entered' },
         ],
       },
       tools: [
@@ -130,6 +137,32 @@ describe('web console in chromium', () => {
     const body = (await response.json()) as { error: { code: string; message: string } };
     expect(response.ok).toBe(false);
     expect(await alert.textContent()).toBe(`${body.error.code}: ${body.error.message}`);
+  });
+
+  it('shows a message in its queue while the step streams, then in the step it entered', async () => {
+    const handle = await h.start('ui-queue');
+    await handle.signal(followupSignal, { content: 'hold for the queue' });
+    await waitForState(handle, (s) => s.status === 'running' && s.step === 1);
+    await page.getByRole('button', { name: 'ui-queue', exact: true }).click();
+    const session = page.getByRole('region', { name: 'Session ui-queue' });
+    await session.getByLabel('Kind').selectOption('steer');
+    await session.getByLabel('Message').fill('queued in the page');
+    await session.getByRole('button', { name: 'Send' }).click();
+    // Held mid-stream: the steer can only be queued, and the page shows it so.
+    const queued = session.getByRole('region', { name: 'Queued messages' });
+    try {
+      await queued.getByText('queued in the page').waitFor({ timeout: 20_000 });
+      expect(await queued.textContent()).toMatch(/steer( \([^)]*\))? → next step: queued in the page/);
+      expect((await h.store.read('ui-queue')).some((e) => e.type === 'assistant/message')).toBe(false);
+    } finally {
+      h.provider.release('ui-queue');
+    }
+    await waitForTurnEnd(h.store, 'ui-queue', 1);
+    await session
+      .getByRole('article', { name: 'Turn 1 step 2' })
+      .getByText('queued in the page')
+      .waitFor({ timeout: 20_000 });
+    await expect.poll(() => queued.count(), { timeout: 10_000 }).toBe(0);
   });
 
   it("warns on the page when no worker polls the session's task queue, and on a message sent to it", async () => {
