@@ -150,6 +150,7 @@ const SCRIPT: Script = {
       toolCalls: [{ id: 'd4', name: 'delegate', arguments: { task: 'subtask four: stream on' } }],
     },
     { match: { lastUserContains: 'subtask four' }, text: 'word '.repeat(400), chunkSize: 5, chunkDelayMs: 50 },
+    { match: { lastUserContains: 'parent steer while a child runs' }, text: 'the steer ran after the interrupt' },
   ],
 };
 
@@ -506,6 +507,29 @@ const SCENARIOS: readonly Scenario[] = [
       const events = await waitForTurnEnd(rt.store, id, 1, 60_000);
       expectThat(turnEnds(events).join() === '1:aborted', 'the parent turn aborted');
       expectThat(turnEnds(await rt.store.read(child)).join() === '1:aborted', 'the child turn aborted');
+      return handle;
+    },
+  },
+  {
+    // A steer to the parent while its subagent streams: no activity of the parent runs, and the steer is logged
+    // at once all the same (patch ingress-logged-while-busy); the interrupt then ends both turns, the steer runs next.
+    name: 'logged-while-children-run',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'delegate then stop' });
+      const child = `${id}.d1-1-0`;
+      await waitForLog(rt.store, child, (log) => log.some((e) => e.type === 'request/sent'), 'the child streaming');
+      await handle.signal(steerSignal, { content: 'parent steer while a child runs', messageId: 'parent-steer' });
+      const during = await waitForLog(
+        rt.store,
+        id,
+        (log) => log.some((e) => e.type === 'inbox/enqueue' && e.messageId === 'parent-steer'),
+        "the parent's steer logged",
+      );
+      expectThat(!during.some((e) => e.type === 'tool/result'), 'logged while the child still runs');
+      await handle.signal(interruptSignal);
+      const events = await waitForTurnEnd(rt.store, id, 2, 60_000);
+      expectThat(turnEnds(events).join() === '1:aborted,2:completed', 'the steer ran as turn 2');
       return handle;
     },
   },

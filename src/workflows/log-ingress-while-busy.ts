@@ -8,14 +8,16 @@ import type { SessionState } from './session-state.js';
 import { advanceHead } from './with-ingress.js';
 
 /**
- * Runs for the whole run: whenever an append activity is in flight and messages were accepted that it was
- * not handed, logs them in one appendInbox call (everything that arrived since the last one). A failed call
- * hands them back to the ingress and waits for the next append activity, which passes them itself.
+ * Runs for the whole run: whenever an append activity is in flight, or a turn runs between two (waiting for
+ * an approval, for subagents), and messages were accepted that no activity was handed, logs them in one
+ * appendInbox call (everything that arrived since the last one). While idle the session loop logs them itself.
+ * A failed call hands them back to the ingress and waits for the next append activity, which passes them.
  */
 export async function logIngressWhileBusy(state: SessionState, proxies: SessionProxies): Promise<void> {
   let failedDuringCall = -1;
+  const busy = () => state.appendRunning || state.status === 'running' || state.status === 'aborting';
   for (;;) {
-    await condition(() => state.appendRunning && state.appendCalls !== failedDuringCall && state.inbox.unpassed > 0);
+    await condition(() => busy() && state.appendCalls !== failedDuringCall && state.inbox.unpassed > 0);
     const passed = state.inbox.pass();
     state.ingressLogging = true;
     try {

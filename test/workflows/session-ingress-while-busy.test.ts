@@ -5,9 +5,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import type { SessionEvent } from '../../src/core/index.js';
-import { followupSignal, steerSignal } from '../../src/shared/session-messages.js';
+import { approvalPolicyPlugin } from '../../src/plugins/basic-plugins.js';
+import { approveUpdate, followupSignal, steerSignal } from '../../src/shared/session-messages.js';
+import { echoTool } from '../helpers/test-tools.js';
 import { waitForLog } from '../helpers/scenario-runtime.js';
-import { expectProviderSawTheLog, startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
+import {
+  expectProviderSawTheLog,
+  startHarness,
+  waitForState,
+  waitForTurnEnd,
+  type Harness,
+} from '../helpers/session-harness.js';
 
 const SESSIONS = 100;
 const holdKey = (sessionId: string) => `answer-of-${sessionId}`;
@@ -53,8 +61,15 @@ describe('messages accepted while a step runs are logged while it runs', () => {
             hold: { afterChunks: 1, key: holdKey(`busy-many-${i}`) },
           })),
           { match: { lastUserContains: 'steer of' }, text: 'steered', repeat: SESSIONS },
+          {
+            match: { lastUserContains: 'echo after approval' },
+            toolCalls: [{ id: 'e1', name: 'echo', arguments: { text: 'hi' } }],
+          },
+          { match: { lastUserContains: 'steer during the approval' }, text: 'approved and steered' },
         ],
       },
+      tools: [echoTool],
+      plugins: [approvalPolicyPlugin({ ask: ['echo'] })],
     });
   });
   afterAll(async () => {
@@ -105,6 +120,28 @@ describe('messages accepted while a step runs are logged while it runs', () => {
     await expectProviderSawTheLog(h, [id]);
     const mirror = await checkHistoryMirror(h.client, h.store, id);
     expect(mirror.problem).toBeNull();
+  });
+
+  it('logs a steer that arrives while the turn waits for an approval, before the decision', async () => {
+    const id = 'busy-approval';
+    const handle = await h.start(id);
+    await handle.signal(followupSignal, { content: 'echo after approval' });
+    await waitForState(handle, (s) => s.pendingApproval !== null);
+    await handle.signal(steerSignal, { content: 'steer during the approval', messageId: 'steer-approval' });
+    const during = await waitForLog(
+      h.store,
+      id,
+      (log) => log.some((e) => e.type === 'inbox/enqueue' && e.messageId === 'steer-approval'),
+      'the steer logged while the approval waits',
+    );
+    expect(during.some((e) => e.type === 'approval/decision')).toBe(false);
+    await handle.executeUpdate(approveUpdate, { args: [{ callId: 'e1', decision: 'approve' }] });
+    const events = await waitForTurnEnd(h.store, id, 1);
+    expect(events.filter((e) => e.type === 'inbox/enqueue' && e.messageId === 'steer-approval')).toHaveLength(1);
+    expect(events.find((e) => e.type === 'user/message' && e.messageId === 'steer-approval')).toMatchObject({
+      turn: 1,
+      step: 2,
+    });
   });
 
   it(`does so for ${SESSIONS} sessions at once, each steer once and before its answer`, async () => {
