@@ -17,6 +17,7 @@ import { dhRunStepsBench } from './dh-run-steps.bench.js';
 import { cliStartBench } from './cli-start.bench.js';
 import { workerStartBench } from './worker-start.bench.js';
 import { clusterBench } from './cluster.bench.js';
+import { ackBench } from './ack.bench.js';
 
 const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   append: storeAppendBench,
@@ -33,6 +34,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   'cli-start': () => cliStartBench(),
   'worker-start': () => workerStartBench(),
   cluster: () => clusterBench(),
+  ack: () => ackBench(),
 };
 
 const onlyIndex = process.argv.indexOf('--only');
