@@ -1,13 +1,17 @@
 // When a subagent trial's children ran: the moment a kill may be timed from (a child's first step), and
 // which kills landed while some child's log was open (what the run reports as kills among children).
-import type { SessionEvent } from '../../../src/core/index.js';
+import { DELEGATE_TOOL_NAME, type SessionEvent } from '../../../src/core/index.js';
 import type { SessionStore } from '../../../src/stores/session-store.js';
 import { sleep } from './chaos-messages.js';
 import type { TrialPlan } from './chaos-plan.js';
 import type { ChildLog } from './check-subagents.js';
 
-/** A child-timed kill whose children never came (the parent's retried first step answered instead) is done this late. */
-const NO_CHILD_KILL_MS = 20_000;
+/**
+ * A child-timed kill whose children never came is done when that is certain — the parent's first step answered
+ * without delegating (a retried step can take another reply) — or, at the latest, this late. A fixed deadline
+ * alone was a race: on a loaded machine the children came after it, and the kill landed before them.
+ */
+const NO_CHILD_KILL_MS = 120_000;
 
 /**
  * Resolves at a harness kill's moment: `killAtMs` after f1 was accepted (`t0`); or, when the plan times it
@@ -23,8 +27,25 @@ export async function killMoment(
   const after = (from: number, ms: number) => sleep(Math.max(0, from + ms - Date.now()));
   if (plan.childKillMs === null) return await after(t0, plan.killAtMs);
   const childKillMs = plan.childKillMs;
-  const fromChild = firstChildStep((id) => store.read(id), parentId, stopped).then((t) => after(t, childKillMs));
-  await Promise.race([fromChild, after(t0, NO_CHILD_KILL_MS)]);
+  const read = (id: string) => store.read(id);
+  const fromChild = firstChildStep(read, parentId, stopped).then((t) => after(t, childKillMs));
+  await Promise.race([fromChild, answeredWithoutChildren(read, parentId, stopped), after(t0, NO_CHILD_KILL_MS)]);
+}
+
+/** Resolves once the parent's first answer is logged and delegates to nobody (or never: see firstChildStep). */
+async function answeredWithoutChildren(
+  read: (sessionId: string) => Promise<readonly SessionEvent[]>,
+  parentId: string,
+  stopped: () => boolean,
+): Promise<void> {
+  for (;;) {
+    if (stopped()) return new Promise<void>(() => {});
+    const parent = await read(parentId).catch(() => []);
+    const first = parent.find((e) => e.type === 'assistant/message');
+    if (first?.type === 'assistant/message' && !first.toolCalls.some((c) => c.name === DELEGATE_TOOL_NAME)) return;
+    if (first !== undefined) return new Promise<void>(() => {}); // it delegates: the children will come
+    await sleep(50);
+  }
 }
 
 /**
