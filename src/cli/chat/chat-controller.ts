@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { auditSession } from '../../audit/audit-session.js';
 import type { DeltaChannel } from '../../streaming/delta-channel.js';
 import { SessionFollower } from '../../streaming/session-follower.js';
-import { contentLimitProblem } from '../../shared/session-messages.js';
+import { contentLimitProblem, messageStatusQuery } from '../../shared/session-messages.js';
 import type { CliContext } from '../cli-context.js';
 import { warnWithoutWorker } from '../worker-warning.js';
 import { forkSession } from '../../operations/fork-session.js';
@@ -16,6 +16,22 @@ import { CHAT_SOURCE, ChatModel } from './chat-model.js';
 import type { MessageFate, SlashCommand } from './chat-input.js';
 
 const POLL_MS = 50;
+/** How long a sent message may go unlogged before the chat asks whether the session refused it. */
+const REFUSAL_CHECK_MS = 2_000;
+/** That question's deadline: without a worker a query waits for one, and the chat must not hang on it. */
+const REFUSAL_QUERY_MS = 3_000;
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 export const CHAT_HELP = [
   'Enter: steer the running turn (its next step) · while idle, start a turn',
@@ -88,10 +104,35 @@ export class ChatController {
             : this.ctx.sessions.inject(this.sessionId, content, options));
       } catch (error) {
         this.model.unsent(messageId, (error as Error).message);
+        return;
       }
+      this.#checkRefused(messageId);
     });
     // The first message may have started the workflow: now there is a queue to look at.
     this.#checkWorker();
+  }
+
+  /**
+   * A signal the session refuses (it is closing) gets no answer: when the message is still being sent after a
+   * moment, ask the workflow (messageStatus), and say so instead of showing it as being sent forever.
+   */
+  #checkRefused(messageId: string): void {
+    const check = (async () => {
+      await abortableSleep(REFUSAL_CHECK_MS, this.#watch.signal);
+      if (this.#watch.signal.aborted || !this.model.sending.some((m) => m.messageId === messageId)) return;
+      const { client } = this.ctx;
+      const status = await client
+        .withDeadline(Date.now() + REFUSAL_QUERY_MS, () =>
+          this.ctx.sessions.handle(this.sessionId).query(messageStatusQuery, messageId),
+        )
+        .catch(() => null);
+      if (status?.state === 'refused') {
+        this.model.unsent(messageId, `the session refused it: ${status.reason ?? 'no reason given'}`);
+        this.#changed();
+      }
+    })();
+    this.#watching.add(check);
+    void check.then(() => this.#watching.delete(check));
   }
 
   async interrupt(): Promise<void> {

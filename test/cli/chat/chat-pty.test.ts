@@ -17,7 +17,7 @@ import { KEYS, startPty, type PtyTerminal, type ScreenView } from '../../helpers
 const ARTIFACTS = join(process.cwd(), 'test-artifacts', 'chat');
 const STORY = 'Once upon a time there was a session that streamed very slowly, word by word, on and on. '.repeat(6);
 /** The streams the tests hold mid-way (the scripted provider's `hold`) until they `release` them. */
-const HOLD = { look: 'a-look', story: 'b-story' } as const;
+const HOLD = { look: 'a-look', story: 'b-story', closing: 'e-closing' } as const;
 
 /** Watches the screens a test waits on: `twice` lists every one that showed one of `needles` more than once. */
 function shownOnce(needles: readonly string[]) {
@@ -78,6 +78,13 @@ describe('dh chat in a pseudo-terminal', () => {
           { match: { lastUserContains: '[c] again' }, text: 'Welcome back; nothing was lost.' },
           // (d) a message typed while the worker cannot log it.
           { match: { lastUserContains: '[d] hello' }, text: 'Hello; your message was logged once.' },
+          // (e) a turn held while the session is closing: what is typed meanwhile is refused.
+          {
+            match: { lastUserContains: '[e] last' },
+            text: 'The last answer of a closing session.',
+            chunkSize: 3,
+            hold: { afterChunks: 6, key: HOLD.closing },
+          },
         ],
       },
       env: { DH_APPROVAL_ASK: 'write_file' },
@@ -200,6 +207,31 @@ describe('dh chat in a pseudo-terminal', () => {
     expect(ofType(log, 'inbox/enqueue')).toHaveLength(1);
     terminal.write(KEYS.CTRL_D);
     expect((await terminal.exited).exitCode).toBe(0);
+  }, 150_000);
+
+  it('a message typed while the session closes says it was refused, instead of showing as sent forever', async () => {
+    const terminal = chat();
+    const sessionId = await sessionOf(terminal);
+    type(terminal, '[e] last turn, please');
+    await terminal.waitFor(/The last answer/, { timeoutMs: 30_000 });
+    await stack.sessions.close(sessionId, 'test: closing');
+    try {
+      type(terminal, '[e] too late');
+      const refused = await terminal.waitFor(
+        /✗ not sent \(steer\): "\[e\] too late": the session refused it: the session is closing/,
+        {
+          timeoutMs: 30_000,
+        },
+      );
+      expect(refused.text).not.toMatch(/⋯ sending the steer: \[e\] too late/);
+    } finally {
+      stack.provider.release(HOLD.closing);
+    }
+    expect(ofType(await stack.store.read(sessionId), 'inbox/enqueue').map((e) => e.content)).not.toContain(
+      '[e] too late',
+    );
+    terminal.write(KEYS.CTRL_D);
+    await terminal.exited;
   }, 150_000);
 
   it('Esc interrupts the streaming turn; a message typed right after moves to the next turn, and the screen says so', async () => {
