@@ -17,7 +17,14 @@ export async function logIngressWhileBusy(state: SessionState, proxies: SessionP
   let failedDuringCall = -1;
   const busy = () => state.appendRunning || state.status === 'running' || state.status === 'aborting';
   for (;;) {
-    await condition(() => busy() && state.appendCalls !== failedDuringCall && state.inbox.unpassed > 0);
+    try {
+      await condition(() => busy() && state.appendCalls !== failedDuringCall && state.inbox.unpassed > 0);
+    } catch (error) {
+      // A cancelled run (a subagent whose parent went away) rejects the pending wait; the session loop
+      // handles the cancellation, so this side task just ends instead of leaving an unhandled rejection.
+      if (isCancellation(error)) return;
+      throw error;
+    }
     const passed = state.inbox.pass();
     state.ingressLogging = true;
     try {
