@@ -1,0 +1,254 @@
+// Admission of model calls against one provider quota shared by every session, subagent and worker: a
+// fair turn per session tree, a GCRA reservation on the account's (and the tenant's) request and token
+// clocks, a concurrency lease, and the provider's own answers (`retry-after`, exhausted quotas) pausing all.
+import { requestSpacingMs, tokenSpacingMs, type BucketCost } from './gcra.js';
+import type { BucketDraw, LimiterStore } from './limiter-store.js';
+
+/** A provider account's (or a tenant's) quota; an absent figure is not limited. */
+export interface FleetQuota {
+  readonly requestsPerMinute?: number | undefined;
+  readonly tokensPerMinute?: number | undefined;
+  /** Calls in flight at once across the fleet. */
+  readonly maxConcurrent?: number | undefined;
+}
+
+/** Why a call is waiting, as `dh run`, chat and the console show it. */
+export type LimiterWaitReason = 'rate-limit' | 'provider-backoff' | 'fair-share' | 'concurrency';
+
+export interface LimiterWait {
+  readonly reason: LimiterWaitReason;
+  /** Calls of the fleet ahead of this one (an estimate from the bucket's backlog). */
+  readonly ahead: number;
+  /** How long it is expected to wait still, in milliseconds (0 when unknown). */
+  readonly waitMs: number;
+}
+
+export interface AdmissionRequest {
+  /** Whose turn it is: the root session of the call's tree, so subagents share their root's share. */
+  readonly fairKey: string;
+  /** Unique per call attempt (session, step, activity attempt): it owns the turn and the lease. */
+  readonly holder: string;
+  /** The call's estimated tokens (prompt + output limit), charged to the token clock now. */
+  readonly tokens: number;
+  /** A tenant with a quota of its own (its bucket is drawn on too). */
+  readonly tenant?: string;
+  /** Told about the wait about once a second while it lasts (heartbeat and live display). */
+  readonly onWait?: (wait: LimiterWait) => void;
+  /** Stops waiting (an interrupt): the admission resolves at once and the caller sees the abort. */
+  readonly signal?: AbortSignal;
+}
+
+export interface Admission {
+  readonly waitedMs: number;
+  readonly tokens: number;
+  /** Frees the concurrency lease (idempotent). */
+  release(): Promise<void>;
+}
+
+export interface FleetLimiterOptions {
+  readonly store: LimiterStore;
+  /** The provider account's bucket id (see quotaBucket). */
+  readonly bucket: string;
+  readonly quota: FleetQuota;
+  /** Quotas of tenants by name. */
+  readonly tenants?: Readonly<Record<string, FleetQuota>>;
+  /** How often a call without its tree's turn looks again, in milliseconds (jittered). Default 200. */
+  readonly pollMs?: number;
+  /** How long a turn or lease outlives a worker that died holding it. Default 30 s. */
+  readonly holdTtlMs?: number;
+  readonly random?: () => number;
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+/** The most one wait sleeps before it reports (and heartbeats) again. */
+const REPORT_EVERY_MS = 1_000;
+/** A 429 that says nothing about when to retry pauses the bucket this long. */
+const DEFAULT_BACKOFF_MS = 1_000;
+
+export class FleetLimiter {
+  readonly #store: LimiterStore;
+  readonly #bucket: string;
+  readonly #quota: FleetQuota;
+  readonly #tenants: Readonly<Record<string, FleetQuota>>;
+  readonly #pollMs: number;
+  readonly #ttlMs: number;
+  readonly #random: () => number;
+  readonly #sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+
+  constructor(options: FleetLimiterOptions) {
+    this.#store = options.store;
+    this.#bucket = options.bucket;
+    this.#quota = options.quota;
+    this.#tenants = options.tenants ?? {};
+    this.#pollMs = options.pollMs ?? 200;
+    this.#ttlMs = options.holdTtlMs ?? 30_000;
+    this.#random = options.random ?? Math.random;
+    this.#sleep = options.sleep ?? abortableSleep;
+  }
+
+  get bucket(): string {
+    return this.#bucket;
+  }
+
+  /**
+   * Waits until the call may go: its tree's turn, then a reservation on every bucket it draws on (re-made
+   * if the provider paused the bucket meanwhile), then a lease when concurrency is capped. Never an error
+   * for waiting; an aborted wait resolves at once (nothing was sent, the caller sees its signal).
+   */
+  async admit(request: AdmissionRequest): Promise<Admission> {
+    const started = Date.now();
+    const { fairKey, holder, signal } = request;
+    const draws = this.#draws(request);
+    const buckets = draws.map((d) => d.bucket);
+    const spacing = Math.max(1, ...draws.map((d) => d.cost.requestMs));
+    const report = (reason: LimiterWaitReason, waitMs: number, ahead = Math.round(waitMs / spacing)): void =>
+      request.onWait?.({ reason, ahead, waitMs: Math.round(waitMs) });
+    const done = (): Admission => ({ waitedMs: Date.now() - started, tokens: request.tokens, release: async () => {} });
+
+    if (draws.length > 0) {
+      let turnHeld = false;
+      try {
+        for (;;) {
+          if (signal?.aborted) return done();
+          if (!(await this.#store.claimTurn(this.#bucket, fairKey, holder, this.#ttlMs))) {
+            const backlog = await this.#store.backlogMs(this.#bucket);
+            report('fair-share', backlog, Math.round(backlog / spacing) + 1);
+            await this.#sleep(this.#jitter(this.#pollMs), signal);
+            continue;
+          }
+          turnHeld = true;
+          const blocked = await this.#store.blockedFor(buckets);
+          if (blocked > 0) {
+            report('provider-backoff', blocked);
+            await this.#sleep(Math.min(REPORT_EVERY_MS, this.#jitter(blocked)), signal);
+            continue;
+          }
+          const { waitMs } = await this.#store.reserve(draws);
+          if (!(await this.#waitOut(waitMs, report, signal))) return done();
+          // A pause the provider asked for while we waited voids the reservation: reserve again after it.
+          if ((await this.#store.blockedFor(buckets)) > 0) continue;
+          break;
+        }
+      } finally {
+        if (turnHeld) await this.#store.releaseTurn(this.#bucket, fairKey, holder).catch(() => undefined);
+      }
+    }
+    return await this.#lease(request, started, report);
+  }
+
+  /** Corrects the call's token charge by what it really used (prompt + output, as the provider counted). */
+  async settle(admission: Admission, usedTokens: number, tenant?: string): Promise<void> {
+    const delta = usedTokens - admission.tokens;
+    if (delta === 0) return;
+    const moves: Promise<void>[] = [];
+    const own = tokenSpacingMs(this.#quota.tokensPerMinute, Math.abs(delta));
+    if (own > 0) moves.push(this.#store.settle(this.#bucket, Math.sign(delta) * own));
+    const tenantQuota = tenant !== undefined ? this.#tenants[tenant] : undefined;
+    const theirs = tokenSpacingMs(tenantQuota?.tokensPerMinute, Math.abs(delta));
+    if (tenant !== undefined && theirs > 0)
+      moves.push(this.#store.settle(tenantBucket(tenant), Math.sign(delta) * theirs));
+    await Promise.all(moves);
+  }
+
+  /**
+   * The provider said to wait (a 429's `retry-after`, or a quota header at zero): every caller of the account
+   * pauses, with up to 10% jitter so the fleet does not come back in one burst.
+   */
+  async backoff(forMs: number | undefined): Promise<void> {
+    const pause = forMs !== undefined && forMs > 0 ? forMs : DEFAULT_BACKOFF_MS;
+    await this.#store.block(this.#bucket, pause * (1 + 0.1 * this.#random()));
+  }
+
+  async close(): Promise<void> {
+    await this.#store.close();
+  }
+
+  #draws(request: AdmissionRequest): BucketDraw[] {
+    const draws: BucketDraw[] = [];
+    const own = costOf(this.#quota, request.tokens);
+    if (own.requestMs > 0 || own.tokenMs > 0) draws.push({ bucket: this.#bucket, cost: own });
+    const tenantQuota = request.tenant !== undefined ? this.#tenants[request.tenant] : undefined;
+    if (request.tenant !== undefined && tenantQuota) {
+      const theirs = costOf(tenantQuota, request.tokens);
+      if (theirs.requestMs > 0 || theirs.tokenMs > 0)
+        draws.push({ bucket: tenantBucket(request.tenant), cost: theirs });
+    }
+    return draws;
+  }
+
+  /** Sleeps out a reservation, reporting each second; false when aborted. */
+  async #waitOut(
+    waitMs: number,
+    report: (reason: LimiterWaitReason, waitMs: number) => void,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
+    const until = Date.now() + waitMs;
+    for (let left = waitMs; left > 0; left = until - Date.now()) {
+      if (signal?.aborted) return false;
+      report('rate-limit', left);
+      await this.#sleep(Math.min(REPORT_EVERY_MS, left), signal);
+    }
+    return signal?.aborted !== true;
+  }
+
+  async #lease(
+    request: AdmissionRequest,
+    started: number,
+    report: (reason: LimiterWaitReason, waitMs: number, ahead?: number) => void,
+  ): Promise<Admission> {
+    const max = this.#quota.maxConcurrent;
+    const { holder, signal } = request;
+    const free = { waitedMs: 0, tokens: request.tokens, release: async () => {} };
+    if (max === undefined) return { ...free, waitedMs: Date.now() - started };
+    while (!(await this.#store.lease(this.#bucket, holder, max, this.#ttlMs))) {
+      if (signal?.aborted) return { ...free, waitedMs: Date.now() - started };
+      report('concurrency', 0, 1);
+      await this.#sleep(this.#jitter(this.#pollMs), signal);
+    }
+    // Renewed while the call runs (a stream lasts minutes); a worker that dies stops renewing and its
+    // lease expires after the TTL.
+    const renew = setInterval(() => {
+      this.#store.lease(this.#bucket, holder, max, this.#ttlMs).catch(() => undefined);
+    }, this.#ttlMs / 3);
+    renew.unref();
+    let released = false;
+    return {
+      waitedMs: Date.now() - started,
+      tokens: request.tokens,
+      release: async () => {
+        if (released) return;
+        released = true;
+        clearInterval(renew);
+        await this.#store.releaseLease(this.#bucket, holder).catch(() => undefined);
+      },
+    };
+  }
+
+  #jitter(ms: number): number {
+    return ms * (0.75 + 0.5 * this.#random());
+  }
+}
+
+export function tenantBucket(tenant: string): string {
+  return `tenant:${tenant}`;
+}
+
+function costOf(quota: FleetQuota, tokens: number): BucketCost {
+  return {
+    requestMs: requestSpacingMs(quota.requestsPerMinute),
+    tokenMs: tokenSpacingMs(quota.tokensPerMinute, tokens),
+  };
+}
+
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, Math.max(0, ms));
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

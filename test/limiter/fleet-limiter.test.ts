@@ -1,0 +1,208 @@
+// The fleet limiter on both of its stores (SQLite shared by two open handles, as two worker processes share
+// the file; PostgreSQL in a fresh schema): pacing across handles, one turn per session tree, the provider's
+// pause, token settling and leases. Waits are asserted as reservations the store hands out, not timed.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { FleetLimiter } from '../../src/limiter/fleet-limiter.js';
+import type { LimiterStore } from '../../src/limiter/limiter-store.js';
+import { PostgresLimiterStore } from '../../src/limiter/postgres-limiter-store.js';
+import { limiterPathFor, SqliteLimiterStore } from '../../src/limiter/sqlite-limiter-store.js';
+import { quotaBucket } from '../../src/limiter/open-fleet-limiter.js';
+
+interface Backend {
+  /** A second handle on the same state (another worker process). */
+  open(): Promise<LimiterStore>;
+  drop(): Promise<void>;
+}
+
+const backends: Record<string, () => Promise<Backend>> = {
+  sqlite: () => {
+    const path = limiterPathFor(join(mkdtempSync(join(tmpdir(), 'dh-limiter-')), 'sessions.db'));
+    return Promise.resolve({
+      open: () => Promise.resolve(SqliteLimiterStore.open(path)),
+      drop: () => Promise.resolve(),
+    });
+  },
+  postgres: async () => {
+    const base = inject('postgresUrl');
+    const schema = `dh_limiter_${randomUUID().replaceAll('-', '')}`;
+    const admin = new pg.Client({ connectionString: base });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    const url = new URL(base);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    return {
+      open: () => PostgresLimiterStore.open(url.toString(), { poolSize: 2 }),
+      drop: async () => {
+        await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+        await admin.end();
+      },
+    };
+  },
+};
+
+const opened: LimiterStore[] = [];
+const dropped: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((s) => s.close()));
+  for (const drop of dropped.splice(0)) await drop();
+});
+
+async function twoHandles(kind: string): Promise<[LimiterStore, LimiterStore]> {
+  const backend = await (backends[kind] as () => Promise<Backend>)();
+  dropped.push(() => backend.drop());
+  const a = await backend.open();
+  const b = await backend.open();
+  opened.push(a, b);
+  return [a, b];
+}
+
+for (const kind of Object.keys(backends)) {
+  describe(`fleet limiter on ${kind}`, () => {
+    it('spaces reservations from two handles by the request rate, as one queue', async () => {
+      const [a, b] = await twoHandles(kind);
+      const cost = { requestMs: 500, tokenMs: 0 }; // 120 requests per minute
+      const waits: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const store = i % 2 === 0 ? a : b;
+        waits.push((await store.reserve([{ bucket: 'acct', cost }])).waitMs);
+      }
+      // Each reservation lands one spacing after the previous one, whichever handle made it.
+      for (let i = 1; i < waits.length; i++) {
+        const gap = (waits[i] ?? 0) - (waits[i - 1] ?? 0);
+        expect(gap).toBeGreaterThan(400);
+        expect(gap).toBeLessThanOrEqual(500);
+      }
+      expect(await a.backlogMs('acct')).toBeGreaterThan(2_000);
+    });
+
+    it('advances every bucket a call draws on from their common start', async () => {
+      const [a] = await twoHandles(kind);
+      await a.reserve([{ bucket: 'tenant', cost: { requestMs: 10_000, tokenMs: 0 } }]);
+      // The account is idle, but the tenant's clock says 10 s: the call starts then, on both.
+      const { waitMs } = await a.reserve([
+        { bucket: 'acct', cost: { requestMs: 100, tokenMs: 0 } },
+        { bucket: 'tenant', cost: { requestMs: 10_000, tokenMs: 0 } },
+      ]);
+      expect(waitMs).toBeGreaterThan(9_000);
+      expect(await a.backlogMs('acct')).toBeGreaterThan(waitMs);
+    });
+
+    it('gives one holder per fairness key the turn, and lets it go on release or expiry', async () => {
+      const [a, b] = await twoHandles(kind);
+      expect(await a.claimTurn('acct', 'root-1', 'h1', 60_000)).toBe(true);
+      expect(await b.claimTurn('acct', 'root-1', 'h2', 60_000)).toBe(false);
+      expect(await b.claimTurn('acct', 'root-2', 'h3', 60_000)).toBe(true);
+      expect(await a.claimTurn('acct', 'root-1', 'h1', 60_000)).toBe(true); // renewal by its holder
+      await a.releaseTurn('acct', 'root-1', 'h1');
+      expect(await b.claimTurn('acct', 'root-1', 'h2', 1)).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+      // h2 died holding it (1 ms TTL): the next sibling takes over.
+      expect(await a.claimTurn('acct', 'root-1', 'h4', 60_000)).toBe(true);
+    });
+
+    it("pauses every caller while the provider's pause lasts, and settles tokens both ways", async () => {
+      const [a, b] = await twoHandles(kind);
+      await a.block('acct', 5_000);
+      expect(await b.blockedFor(['acct', 'other'])).toBeGreaterThan(4_000);
+      const { waitMs } = await b.reserve([{ bucket: 'acct', cost: { requestMs: 1, tokenMs: 0 } }]);
+      expect(waitMs).toBeGreaterThan(4_000);
+
+      await a.reserve([{ bucket: 'tokens', cost: { requestMs: 0, tokenMs: 6_000 } }]);
+      const before = await a.backlogMs('tokens');
+      await b.settle('tokens', -3_000); // the call used half its estimate
+      const after = await a.backlogMs('tokens');
+      expect(before - after).toBeGreaterThan(2_500);
+      await b.settle('tokens', 10_000); // ... or more than it
+      expect(await a.backlogMs('tokens')).toBeGreaterThan(after + 9_000);
+    });
+
+    it('holds at most max leases across handles; an expired one is freed', async () => {
+      const [a, b] = await twoHandles(kind);
+      expect(await a.lease('acct', 'h1', 2, 60_000)).toBe(true);
+      expect(await b.lease('acct', 'h2', 2, 60_000)).toBe(true);
+      expect(await b.lease('acct', 'h3', 2, 60_000)).toBe(false);
+      expect(await a.lease('acct', 'h1', 2, 60_000)).toBe(true); // renewal
+      await a.releaseLease('acct', 'h1');
+      expect(await b.lease('acct', 'h3', 2, 1)).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(await a.lease('acct', 'h4', 2, 60_000)).toBe(true);
+    });
+
+    it('admits a tree one call at a time: a sibling waits for the turn, reporting fair-share', async () => {
+      const [a, b] = await twoHandles(kind);
+      const limiter = (store: LimiterStore) =>
+        new FleetLimiter({ store, bucket: 'acct', quota: { requestsPerMinute: 600 }, pollMs: 5 });
+      const first = limiter(a);
+      const second = limiter(b);
+      // The first call's turn is held (as while it sleeps out its reservation) by a claim made directly.
+      await a.claimTurn('acct', 'root', 'held', 60_000);
+      const reasons: string[] = [];
+      const waiting = second.admit({
+        fairKey: 'root',
+        holder: 'sibling',
+        tokens: 10,
+        onWait: (w) => reasons.push(w.reason),
+      });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(reasons).toContain('fair-share');
+      await a.releaseTurn('acct', 'root', 'held');
+      const admission = await waiting;
+      expect(admission.tokens).toBe(10);
+      // Another tree is not held back by this one's turn.
+      const other = await first.admit({ fairKey: 'other-root', holder: 'x', tokens: 1 });
+      expect(other.waitedMs).toBeLessThan(60_000);
+    });
+
+    it('re-reserves after a pause the provider asked for while the call slept out its slot', async () => {
+      const [a] = await twoHandles(kind);
+      const slept: number[] = [];
+      let paused = false;
+      const limiter = new FleetLimiter({
+        store: a,
+        bucket: 'acct',
+        quota: { requestsPerMinute: 60 },
+        sleep: async (ms) => {
+          slept.push(ms);
+          if (!paused) {
+            paused = true;
+            await a.block('acct', 400); // a 429 elsewhere in the fleet, mid-wait, outlasting the slot
+          }
+          await new Promise((r) => setTimeout(r, Math.min(ms, 60)));
+        },
+      });
+      await a.reserve([{ bucket: 'acct', cost: { requestMs: 100, tokenMs: 0 } }]); // someone ahead
+      const reasons: string[] = [];
+      await limiter.admit({ fairKey: 'r', holder: 'h', tokens: 1, onWait: (w) => reasons.push(w.reason) });
+      expect(reasons).toContain('provider-backoff');
+      expect(slept.length).toBeGreaterThan(1);
+    });
+
+    it('an aborted wait resolves at once', async () => {
+      const [a] = await twoHandles(kind);
+      await a.reserve([{ bucket: 'acct', cost: { requestMs: 60_000, tokenMs: 0 } }]);
+      const limiter = new FleetLimiter({ store: a, bucket: 'acct', quota: { requestsPerMinute: 1 } });
+      const abort = new AbortController();
+      setTimeout(() => abort.abort(), 50);
+      const admission = await limiter.admit({ fairKey: 'r', holder: 'h', tokens: 1, signal: abort.signal });
+      expect(admission.waitedMs).toBeLessThan(30_000);
+      // The turn was let go: the next call of the tree can claim it.
+      expect(await a.claimTurn('acct', 'r', 'next', 1_000)).toBe(true);
+    });
+  });
+}
+
+describe('quotaBucket', () => {
+  it('is one bucket per endpoint and key, and never contains the key', () => {
+    const profile = { name: 'deepseek', baseURL: 'https://api.deepseek.com' };
+    const one = quotaBucket(profile, 'sk-secret-1');
+    expect(quotaBucket(profile, 'sk-secret-1')).toBe(one);
+    expect(quotaBucket(profile, 'sk-secret-2')).not.toBe(one);
+    expect(quotaBucket({ ...profile, baseURL: 'http://127.0.0.1:9/v1' }, 'sk-secret-1')).not.toBe(one);
+    expect(one).not.toContain('secret');
+  });
+});
