@@ -1,17 +1,23 @@
 // Picks the scripted reply for each valid request: in `ordered` mode the next unused reply, in `match`
 // mode the first unused reply whose `match` holds (a reply without `match` matches anything). A reply
-// with `repeat: n` is used n times. Counts what ran out.
+// with `repeat: n` is used n times; the script's `default` reply, if any, answers whatever is left
+// unanswered, without limit. Counts what ran out.
 import { contentText, type ChatCompletionRequest } from './chat-completion-request.js';
 import type { LoadedScript, Reply } from './script.js';
 
 export type Selection =
-  | { readonly kind: 'reply'; readonly reply: Reply; readonly position: number }
+  | {
+      readonly kind: 'reply';
+      readonly reply: Reply;
+      /** Index in `replies`, or -1 for the script's `default` reply. */
+      readonly position: number;
+    }
   | { readonly kind: 'exhausted'; readonly exhaustedCount: number };
 
 export interface ReplyQueueStats {
-  /** Replies handed out (a repeated reply counts once per use). */
+  /** Replies handed out (a repeated reply counts once per use, and so does the `default` reply). */
   readonly used: number;
-  /** Uses left over all replies. */
+  /** Uses left over all replies of `replies` (the `default` reply is not counted: it never runs out). */
   readonly remaining: number;
   /** Requests that found no reply. */
   readonly exhausted: number;
@@ -35,17 +41,26 @@ export class ReplyQueue {
     this.remaining = script.replies.map((reply) => reply.repeat);
   }
 
-  next(request: Pick<ChatCompletionRequest, 'messages'>): Selection {
+  /** The reply `next` would hand out for `request`, without using it (undefined: none is left). */
+  peek(request: Pick<ChatCompletionRequest, 'messages'>): { reply: Reply; position: number } | undefined {
     const userText = this.script.mode === 'match' ? lastUserText(request) : '';
     for (const [position, reply] of this.script.replies.entries()) {
       if ((this.remaining[position] ?? 0) <= 0) continue;
       if (this.script.mode === 'match' && reply.match && !userText.includes(reply.match.lastUserContains)) continue;
-      this.remaining[position] = (this.remaining[position] ?? 0) - 1;
-      this.used++;
-      return { kind: 'reply', reply, position };
+      return { reply, position };
     }
-    this.exhausted++;
-    return { kind: 'exhausted', exhaustedCount: this.exhausted };
+    return this.script.default === undefined ? undefined : { reply: this.script.default, position: -1 };
+  }
+
+  next(request: Pick<ChatCompletionRequest, 'messages'>): Selection {
+    const picked = this.peek(request);
+    if (picked === undefined) {
+      this.exhausted++;
+      return { kind: 'exhausted', exhaustedCount: this.exhausted };
+    }
+    if (picked.position >= 0) this.remaining[picked.position] = (this.remaining[picked.position] ?? 0) - 1;
+    this.used++;
+    return { kind: 'reply', ...picked };
   }
 
   stats(): ReplyQueueStats {

@@ -130,6 +130,23 @@ export type CacheMode = z.output<typeof CacheMode>;
 export const ReasoningPassBack = z.enum(['current-turn', 'all-turns']);
 export type ReasoningPassBack = z.output<typeof ReasoningPassBack>;
 
+/**
+ * A per-API-key rate quota enforced on chat completions like OpenAI's RPM/TPM limits (see rate-quota.ts).
+ * Limits are per minute; `burstSeconds` (default 1) is how many seconds' worth may be sent at once.
+ */
+export const QuotaFields = z.strictObject({
+  requestsPerMinute: z.number().int().positive().optional(),
+  tokensPerMinute: z.number().int().positive().optional(),
+  burstSeconds: z.number().positive().optional(),
+});
+export const Quota = QuotaFields.refine(
+  (quota) => quota.requestsPerMinute !== undefined || quota.tokensPerMinute !== undefined,
+  {
+    message: 'a quota needs requestsPerMinute or tokensPerMinute',
+  },
+);
+export type Quota = z.output<typeof Quota>;
+
 export const Script = z
   .strictObject({
     models: z.array(z.string().min(1)).min(1).default(['deepseek-chat', 'deepseek-reasoner']),
@@ -137,8 +154,21 @@ export const Script = z
     mode: z.enum(['ordered', 'match']).default('ordered'),
     reasoningPassBack: ReasoningPassBack.default('current-turn'),
     replies: z.array(Reply),
+    /**
+     * Played whenever no reply of `replies` is left (ordered) or none is left that matches (match), as
+     * often as asked: a script that answers an unbounded number of requests. Its `repeat` is not used.
+     */
+    default: Reply.optional(),
+    quota: Quota.optional(),
   })
   .superRefine((script, ctx) => {
+    if (script.default?.match !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['default', 'match'],
+        message: 'the `default` reply is played when no other reply is left: it takes no `match`',
+      });
+    }
     if (script.mode !== 'ordered') return;
     for (const [i, reply] of script.replies.entries()) {
       if (reply.match !== undefined) {

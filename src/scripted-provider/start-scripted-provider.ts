@@ -1,17 +1,19 @@
 // The scripted provider: a real OpenAI-compatible HTTP server on loopback (node:http) that records
 // every request byte-exact before judging it, rejects what real providers reject, and answers valid
-// requests with the script's replies, faults and simulated prefix-cache usage.
+// requests with the script's replies, faults and simulated prefix-cache usage, within an optional
+// per-API-key rate quota (rate-quota.ts).
 import { appendFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { apiError } from './api-error.js';
 import { buildUsage } from './build-usage.js';
-import { canonicalInput, canonicalOutput, completionTokenCounts } from './canonical-tokens.js';
+import { canonicalInput, canonicalOutput, completionTokenCounts, type CanonicalInput } from './canonical-tokens.js';
 import type { ModelList, Usage } from './chat-completion-response.js';
 import { pause, playReply, sendError, sendJson, sendRecorded } from './play-reply.js';
 import { PrefixCache, type CacheLookup } from './prefix-cache.js';
 import { recordHeaders } from './record-headers.js';
 import { CREATED_EPOCH_SECONDS, replyTurn, responseMeta } from './render-reply.js';
+import { apiKeyOf, quotaTokenCost, RateQuota, resolveQuota, type QuotaOptions } from './rate-quota.js';
 import { ReplyQueue } from './reply-queue.js';
 import { loadScript, parseScript, type CacheMode, type Script } from './script.js';
 import { statusFault } from './status-fault.js';
@@ -39,6 +41,8 @@ export interface ScriptedProviderStats {
   readonly exhausted: number;
   readonly repliesUsed: number;
   readonly repliesRemaining: number;
+  /** Chat-completion requests refused with a 429 by the rate quota (0 without a quota). */
+  readonly rateLimited: number;
 }
 
 export interface ScriptedProvider {
@@ -48,6 +52,11 @@ export interface ScriptedProvider {
   /** Every request received, in arrival order. */
   requests(): readonly RecordedRequest[];
   stats(): ScriptedProviderStats;
+  /**
+   * Wall-clock milliseconds (Date.now) of each 429 the rate quota sent, in order: all of them, or only
+   * those of one API key (the `Authorization: Bearer` token; null = requests without the header).
+   */
+  rateLimitedAt(apiKey?: string | null): readonly number[];
   /** Lets the streams held at `key` (a reply's `hold`) go on, now and later. */
   release(key: string): void;
   close(): Promise<void>;
@@ -64,6 +73,11 @@ export interface StartScriptedProviderOptions {
   recordFile?: string;
   /** Overrides the script's `cache`. */
   cache?: CacheMode;
+  /**
+   * A per-API-key rate quota on chat completions (see docs/scripted-provider.md, "Rate-limit quotas").
+   * Each field set here overrides the same field of the script's `quota`.
+   */
+  quota?: QuotaOptions;
 }
 
 function isAbort(error: unknown): boolean {
@@ -76,6 +90,8 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
   const cacheMode = options.cache ?? script.cache;
   const cache = cacheMode === 'off' ? undefined : new PrefixCache(cacheMode);
   const queue = new ReplyQueue(script);
+  const quotaConfig = resolveQuota(script.quota, options.quota);
+  const quota = quotaConfig === undefined ? undefined : new RateQuota(quotaConfig);
   const recorded: RecordedRequest[] = [];
   const recordFile = options.recordFile;
   if (recordFile !== undefined) appendFileSync(recordFile, ''); // fail now, not on the first request
@@ -132,6 +148,18 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
       return sendError(res, verdict.error, requestId);
     }
     const request = verdict.request;
+    // Admission comes before a reply is taken: a refused request leaves the script as it was.
+    let input: CanonicalInput | undefined;
+    if (quota !== undefined) {
+      input = canonicalInput(request);
+      const next = queue.peek(request);
+      const replyTokens = next === undefined ? 0 : completionTokenCounts(replyTurn(next.reply)).completion;
+      const cost = quotaTokenCost(request, input.tokens.length, replyTokens);
+      const admission = quota.admit(apiKeyOf(req.headers.authorization), cost, request.model);
+      if (!admission.ok) return sendError(res, admission.error, requestId);
+      // Set on the response now, so every answer below carries them (writeHead merges them in).
+      for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
+    }
     const selection = queue.next(request);
     if (selection.kind === 'exhausted') {
       const message =
@@ -152,7 +180,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
     let usage: Usage | undefined;
     if (failure === undefined && replayed === undefined) {
       const turn = replyTurn(reply);
-      const input = canonicalInput(request);
+      input ??= canonicalInput(request);
       const lookup: CacheLookup = cache
         ? cache.process(input, reply.fault === undefined ? canonicalOutput(turn) : undefined)
         : { promptTokens: input.tokens.length, hitTokens: 0, missTokens: input.tokens.length };
@@ -208,8 +236,10 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
         exhausted: queueStats.exhausted,
         repliesUsed: queueStats.used,
         repliesRemaining: queueStats.remaining,
+        rateLimited: quota?.refused ?? 0,
       };
     },
+    rateLimitedAt: (apiKey) => quota?.refusedAt(apiKey) ?? [],
     release: (key) => holds.release(key),
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {

@@ -1,6 +1,6 @@
 // `dh scripted-provider`: runs the scripted OpenAI-compatible provider in the foreground, prints its
 // base URL (alone on stdout, so scripts can capture it) and serves until SIGINT or SIGTERM.
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { CacheMode } from '../../scripted-provider/script.js';
 import { parsePort, untilSignal } from '../server-command-helpers.js';
 
@@ -10,6 +10,21 @@ interface ScriptedProviderOptions {
   host: string;
   record?: string;
   cache?: CacheMode;
+  rpm?: number;
+  tpm?: number;
+  burstSeconds?: number;
+}
+
+function parsePositiveInteger(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) === 0) throw new InvalidArgumentError('expected a positive integer');
+  return Number(value);
+}
+
+function parsePositiveNumber(value: string): number {
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || number <= 0)
+    throw new InvalidArgumentError('expected a positive number');
+  return number;
 }
 
 export function registerScriptedProviderCommand(program: Command): void {
@@ -27,7 +42,19 @@ export function registerScriptedProviderCommand(program: Command): void {
         'off',
       ]),
     )
+    .option('--rpm <n>', "rate quota: requests per minute per API key (overrides the script's)", parsePositiveInteger)
+    .option('--tpm <n>', "rate quota: tokens per minute per API key (overrides the script's)", parsePositiveInteger)
+    .option(
+      '--burst-seconds <s>',
+      "rate quota: seconds' worth of the per-minute limits allowed at once (default 1)",
+      parsePositiveNumber,
+    )
     .action(async (options: ScriptedProviderOptions) => {
+      const quota = {
+        ...(options.rpm !== undefined ? { requestsPerMinute: options.rpm } : {}),
+        ...(options.tpm !== undefined ? { tokensPerMinute: options.tpm } : {}),
+        ...(options.burstSeconds !== undefined ? { burstSeconds: options.burstSeconds } : {}),
+      };
       // Loaded here, not at startup: `dh --help` and the other commands do not pay for its imports.
       const { startScriptedProvider } = await import('../../scripted-provider/start-scripted-provider.js');
       const provider = await startScriptedProvider({
@@ -36,6 +63,7 @@ export function registerScriptedProviderCommand(program: Command): void {
         host: options.host,
         ...(options.record !== undefined ? { recordFile: options.record } : {}),
         ...(options.cache !== undefined ? { cache: options.cache } : {}),
+        ...(Object.keys(quota).length > 0 ? { quota } : {}),
       });
       const stop = untilSignal();
       process.stdout.write(`${provider.url}\n`);
@@ -47,7 +75,7 @@ export function registerScriptedProviderCommand(program: Command): void {
       const stats = provider.stats();
       process.stderr.write(
         `scripted provider stopped (${signal}): ${stats.requests} request(s), ${stats.rejected} rejected, ` +
-          `${stats.exhausted} after the script was exhausted\n`,
+          `${stats.exhausted} after the script was exhausted, ${stats.rateLimited} refused by the rate quota\n`,
       );
     });
 }
