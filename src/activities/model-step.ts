@@ -3,11 +3,12 @@
 // digest, call the provider and log its answer. A retry resumes at the first missing piece; an answer
 // already in the log is returned without calling the provider.
 import { CancelledFailure, cancellationDetails } from '@temporalio/activity';
-import { buildSessionRequest, DhError, type EventDraft } from '../core/index.js';
+import { buildSessionRequest, delegationOf, DhError, repairDrafts, type EventDraft } from '../core/index.js';
 import { toWireBody } from '../providers/wire-body.js';
 import type { AppendOutcome, ModelStepInput, ModelStepOutcome } from '../shared/activity-contracts.js';
 import type { ActivityContext } from './activity-context.js';
-import { callModelObserved } from './call-model-observed.js';
+import { callModelAdmitted } from './admitted-model-call.js';
+import { costVerdict, stepCost } from './cost-cap.js';
 import { enterStep } from './enter-step.js';
 import { failpoint } from './failpoints.js';
 import { ingressDrafts } from './inbox-drafts.js';
@@ -24,8 +25,14 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
     if (input.startTurn && session.state.lastTurn < turn) boundary.push({ type: 'turn/start', at: input.at, turn });
     session = await cache.append(session, boundary);
 
-    if (session.state.lastTurnEnd?.turn === turn)
-      return unanswered(await context.outcome(session, input.knownHead), 'blocked');
+    const ended = session.state.lastTurnEnd;
+    if (ended?.turn === turn) {
+      // Ended by an earlier attempt of this activity: a rejected batch, or the cost cap.
+      const blocked = unanswered(await context.outcome(session, input.knownHead), 'blocked');
+      return ended.reason === 'budget'
+        ? { ...blocked, turnEnd: { reason: 'budget', errorCode: ended.error?.code ?? null } }
+        : blocked;
+    }
     let record = stepRecord(session, turn, step);
     if (!record.started) {
       const entry = await enterStep(context, session, input);
@@ -67,6 +74,18 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
     const observed = runtime.onRequest ? runtime.onRequest(built, stepContext) : built;
     const request = await gate.verify(observed);
     const wire = await toWireBody(request, runtime.profile);
+    // A request already recorded as sent passed the cap before (a retry after a crash): it goes again.
+    const cost = costVerdict(runtime, session, request, wire.bytes);
+    if (cost.refusal && !record.sent) {
+      // Nothing is sent: the step and the turn end here, and the turn's end names the cap and the estimate.
+      const closing = repairDrafts(session, input.at).filter((d) => d.type !== 'turn/end' && d.type !== 'compact/end');
+      const end: EventDraft = { type: 'turn/end', at: input.at, turn, reason: 'budget', error: cost.refusal };
+      session = await cache.append(session, [...closing, end]);
+      return {
+        ...unanswered(await context.outcome(session, input.knownHead), 'blocked'),
+        turnEnd: { reason: 'budget', errorCode: cost.refusal.code },
+      };
+    }
     if (!record.sent) {
       session = await cache.append(session, [
         { type: 'request/sent', at: input.at, turn, step, digest: wire.digest, bytes: wire.bytes },
@@ -78,9 +97,11 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
       );
     }
 
-    const result = await callModelObserved(runtime, {
+    const result = await callModelAdmitted(runtime, {
       request,
       verifiedBody: wire.body,
+      wireBytes: wire.bytes,
+      fairKey: delegationOf(session.events)?.workspaceSessionId ?? sessionId,
       purpose: 'step',
       context: stepContext,
       onDelta: (delta) => {
@@ -89,6 +110,7 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
       },
     });
     const message = result.message;
+    const spent = stepCost(cost.price, result.usage);
     // Only the workflow's interrupt keeps a partial answer. A cut for any other reason (the worker draining
     // on SIGTERM, a heartbeat timeout) fails the attempt with nothing logged, so the retry asks again.
     if (message.interrupted && cancellationDetails()?.cancelRequested !== true)
@@ -104,6 +126,7 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
         toolCalls: message.toolCalls,
         finishReason: message.finishReason,
         ...(result.usage ? { usage: result.usage } : {}),
+        ...(spent ? { cost: spent } : {}),
         ...(message.interrupted ? { interrupted: true as const } : {}),
       },
     ];

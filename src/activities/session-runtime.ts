@@ -4,6 +4,7 @@
 import type { BuiltRequest, RequestHeader, SessionEvent } from '../core/index.js';
 import type {
   ClaimedMessage,
+  LimiterWaitReport,
   ModelCallReport,
   PreStepDecision,
   StepContext,
@@ -13,7 +14,9 @@ import type {
   ToolProgressReport,
 } from '../plugins/contracts.js';
 import type { ModelDelta } from '../providers/call-model.js';
+import type { PricingTable } from '../providers/pricing.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
+import type { FleetLimiter } from '../limiter/fleet-limiter.js';
 import type { SessionCacheLimits } from './session-cache.js';
 import type { SessionStore } from '../stores/session-store.js';
 
@@ -56,6 +59,16 @@ export interface SessionRuntime {
   onModelCall?(report: ModelCallReport, context: StepContext): void;
   /** Read-only observers of running tool calls' progress (throttled, never logged); must not throw. */
   onToolProgress?(report: ToolProgressReport, context: StepContext): void;
+  /** Read-only observers of a step waiting for the fleet limiter (never logged); must not throw. */
+  onLimiterWait?(report: LimiterWaitReport, context: StepContext): void;
+  /** The fleet's shared limiter for this worker's provider account; absent: no quota configured. */
+  readonly limiter?: FleetLimiter;
+  /** The tenant this worker's sessions belong to (its quota applies with the account's). */
+  readonly tenant?: string;
+  /** Model prices: each answer's cost is logged with the price it was computed at. */
+  readonly pricing?: PricingTable;
+  /** What one session may spend in USD; a call whose worst case would pass it is not sent. */
+  readonly sessionCostCapUsd?: number;
   /** Notices for the model after a step's tool results, logged as injected context. */
   afterTools?(context: StepContext): Promise<readonly { source: string; content: string }[]>;
   /** The idle watchdog of a model stream, in milliseconds. */

@@ -189,7 +189,9 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     workflowBundlePath: e.DH_WORKFLOW_BUNDLE,
     workflowBundleCache: e.DH_WORKFLOW_BUNDLE_CACHE !== 'off',
     hostId: e.DH_HOST_ID,
-    modelConcurrency: e.DH_MODEL_CONCURRENCY ?? 16,
+    // With a fleet quota, steps wait in the limiter (fair, and shown as waiting), not in Temporal's task
+    // queue: a waiting step costs a sleeping activity slot, so the worker takes many more of them.
+    modelConcurrency: e.DH_MODEL_CONCURRENCY ?? (fleetQuotaConfigured(env) ? FLEET_MODEL_CONCURRENCY : 16),
     sessionCacheMax: e.DH_SESSION_CACHE_MAX,
     sessionCacheIdleMs: e.DH_SESSION_CACHE_IDLE_MS,
     workflowCacheMax: e.DH_WORKFLOW_CACHE_MAX,
@@ -199,6 +201,15 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     subagentDepth: e.DH_SUBAGENT_DEPTH ?? 0,
     ...(logKey !== undefined ? { logKey } : {}),
   };
+}
+
+/** The worker's default model concurrency when a fleet quota is configured. */
+export const FLEET_MODEL_CONCURRENCY = 256;
+
+function fleetQuotaConfigured(env: NodeJS.ProcessEnv): boolean {
+  return ['DH_LIMITS', 'DH_RATE_LIMIT_RPM', 'DH_RATE_LIMIT_TPM', 'DH_RATE_LIMIT_CONCURRENT'].some(
+    (name) => (env[name]?.trim() ?? '') !== '',
+  );
 }
 
 function names(list: string | undefined): string[] {

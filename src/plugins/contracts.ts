@@ -50,6 +50,19 @@ export interface ToolProgressReport extends ToolProgress {
   readonly at: number;
 }
 
+/** A model step waiting for the fleet limiter (live only, never logged): why, and how many calls are ahead. */
+export interface LimiterWaitReport {
+  readonly reason: 'rate-limit' | 'provider-backoff' | 'fair-share' | 'concurrency';
+  /** Calls of the fleet ahead of this one (an estimate). */
+  readonly ahead: number;
+  /** Expected wait left, in milliseconds (0 when unknown). */
+  readonly waitMs: number;
+  /** The model activity's attempt. */
+  readonly attempt: number;
+  /** Wall-clock time of the report, epoch milliseconds. */
+  readonly at: number;
+}
+
 export interface ToolOutput {
   readonly output: string;
   readonly status: 'ok' | 'error';

@@ -1,6 +1,6 @@
 // Composes a list of plugins into the hooks the session activities call: the header (prefix once per
 // loop instance, the request waterfall, the tool list), the pre-step decision, the approval gate,
-// outbound, stream, model-call and tool-progress observers, and notices.
+// outbound, stream, model-call, tool-progress and limiter-wait observers, and notices.
 import { deepFreeze, type CallConfig, type Message, type RequestHeader } from '../core/index.js';
 import type { SessionRuntime } from '../activities/session-runtime.js';
 import type { PreStepDecision, StepContext, ToolDefinition, ToolGate } from './contracts.js';
@@ -16,6 +16,7 @@ export type PluginHooks = Pick<
   | 'onStreamDelta'
   | 'onModelCall'
   | 'onToolProgress'
+  | 'onLimiterWait'
   | 'afterTools'
 >;
 
@@ -125,6 +126,10 @@ export function createPluginRuntime(options: PluginRuntimeOptions): PluginHooks 
     onToolProgress(report, context) {
       const frozen = deepFreeze(structuredClone(report));
       observe('tool-progress', (plugin) => plugin.onToolProgress?.(frozen, context));
+    },
+    onLimiterWait(report, context) {
+      const frozen = deepFreeze(structuredClone(report));
+      observe('limiter-wait', (plugin) => plugin.onLimiterWait?.(frozen, context));
     },
     async afterTools(context) {
       const notices: { source: string; content: string }[] = [];

@@ -5,6 +5,7 @@ import type { BuiltRequest, CallConfig, Message } from '../core/index.js';
 import type { ModelDelta } from '../providers/call-model.js';
 import type {
   ClaimedMessage,
+  LimiterWaitReport,
   ModelCallReport,
   PreStepDecision,
   StepContext,
@@ -56,6 +57,8 @@ export interface Plugin {
   onModelCall?(report: Readonly<ModelCallReport>, context: StepContext): void;
   /** Read-only, throttled progress of a running tool call (never logged); a throw is contained and logged. */
   onToolProgress?(report: Readonly<ToolProgressReport>, context: StepContext): void;
+  /** Read-only report of a model step waiting for the fleet's rate limiter (about once a second); a throw is contained. */
+  onLimiterWait?(report: Readonly<LimiterWaitReport>, context: StepContext): void;
   /** After a step's tool results: notices the model should see at the next step. */
   afterTools?(context: StepContext): readonly Notice[] | Promise<readonly Notice[]>;
 }

@@ -72,6 +72,8 @@ export interface CallModelResult {
   wire: WireBody;
   /** Whether the body reached the network (false when interrupted before sending). */
   sent: boolean;
+  /** The answer's headers (the provider's rate-limit facts) and when they arrived (epoch ms). */
+  response?: { readonly headers: Headers; readonly at: number };
 }
 
 /**
@@ -169,7 +171,15 @@ export async function callModel(input: CallModelInput): Promise<CallModelResult>
     });
   }
   const message = assembly.complete();
-  return { message, ...(assembly.usage ? { usage: assembly.usage } : {}), wire, sent: true };
+  return {
+    message,
+    ...(assembly.usage ? { usage: assembly.usage } : {}),
+    wire,
+    sent: true,
+    ...(guard.state.responseHeaders && guard.state.responseAt !== undefined
+      ? { response: { headers: guard.state.responseHeaders, at: guard.state.responseAt } }
+      : {}),
+  };
 }
 
 /** A whole response as the one chunk that would have streamed it (tool calls indexed by position). */

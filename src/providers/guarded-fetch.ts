@@ -32,6 +32,9 @@ export interface GuardedFetchState {
   commentLines: number;
   /** The body of a non-2xx answer as read (its first ERROR_BODY_BYTES), for the classifier. */
   errorBody: string | undefined;
+  /** The answer's headers (rate-limit facts for the fleet limiter), once they arrived, and when. */
+  responseHeaders: Headers | undefined;
+  responseAt: number | undefined;
 }
 
 /** Enough of an error answer to classify and quote it. */
@@ -70,6 +73,8 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     dataLines: 0,
     commentLines: 0,
     errorBody: undefined,
+    responseHeaders: undefined,
+    responseAt: undefined,
   };
   let calls = 0;
 
@@ -108,6 +113,8 @@ export function createGuardedFetch(options: GuardedFetchOptions): GuardedFetch {
     }
     state.sent = true;
     const response = await underlying(input, { ...init, headers, body: verifiedBody, signal: controller.signal });
+    state.responseHeaders = response.headers;
+    state.responseAt = Date.now();
     if (!response.body) return response;
     const body = watch(response.body, response.ok, controller, idleTimeoutMs, state);
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });

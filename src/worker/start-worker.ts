@@ -6,7 +6,10 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { workerDataConverterFromEnv } from '../codec/aes-gcm-codec.js';
 import { temporalTlsFromEnv } from '../config/temporal-tls.js';
+import { readFleetConfig } from '../config/fleet-config.js';
 import { readWorkerConfig, type WorkerConfig } from '../config/worker-config.js';
+import { openFleetLimiter } from '../limiter/open-fleet-limiter.js';
+import { loadPricing } from '../providers/pricing.js';
 import { isBuiltinProvider, modelEntry, workerMaxTokens, workerProfile } from '../config/worker-profile.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { startTelemetry } from '../observability/telemetry.js';
@@ -46,7 +49,15 @@ export async function startWorker(
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
   // MCP servers before anything else opens: one that cannot start fails the start, naming it.
   const mcp = await startWorkerMcp(config, log);
+  // Read before the store opens: a bad quota or cap fails the start, naming its variable.
+  const fleet = readFleetConfig(profile.name);
+  const pricing = loadPricing();
   const store = await openSessionStore(config.store, { logKey: config.logKey }).catch(async (error: unknown) => {
+    await mcp?.hub.close();
+    throw error;
+  });
+  const limiter = await openFleetLimiter(config.store, fleet, profile, apiKey).catch(async (error: unknown) => {
+    await store.close();
     await mcp?.hub.close();
     throw error;
   });
@@ -85,6 +96,10 @@ export async function startWorker(
       apiKey,
       ...(window.from === 'assumed' ? { contextWindowAssumed: true } : {}),
       ...hooks,
+      ...(limiter !== undefined ? { limiter } : {}),
+      ...(fleet.tenant !== undefined ? { tenant: fleet.tenant } : {}),
+      pricing,
+      ...(fleet.sessionCostCapUsd !== undefined ? { sessionCostCapUsd: fleet.sessionCostCapUsd } : {}),
       idleTimeoutMs: 5 * 60_000,
       heartbeatMs: 1_000,
       workspaceFor: (sessionId) => join(config.home, 'workspaces', sessionId),
@@ -94,6 +109,7 @@ export async function startWorker(
       },
     },
   }).catch(async (error: unknown) => {
+    await limiter?.close();
     await store.close();
     await mcp?.hub.close();
     await telemetry?.shutdown();
@@ -102,6 +118,7 @@ export async function startWorker(
   return {
     ...worker,
     close: async () => {
+      await limiter?.close();
       await store.close();
       await mcp?.hub.close();
       // Exports what is still buffered (the last spans and metric points) before the process exits.

@@ -34,6 +34,10 @@ export interface WorkerProcessConfig {
   readonly maxCachedWorkflows?: number;
   /** Offers the `delegate` tool with this depth limit (what DH_SUBAGENT_DEPTH does for `dh worker`); none when absent or 0. */
   readonly subagentDepth?: number;
+  /** The fleet limiter's quota for the provider account (what DH_RATE_LIMIT_* do); no limiter when absent. */
+  readonly fleetQuota?: { requestsPerMinute?: number; tokensPerMinute?: number; maxConcurrent?: number };
+  /** Concurrent model steps on this worker (DH_MODEL_CONCURRENCY); 16 when absent. */
+  readonly modelConcurrency?: number;
 }
 
 export interface ChildWorkerOptions {

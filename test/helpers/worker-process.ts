@@ -8,6 +8,8 @@ import type { ToolDefinition } from '../../src/plugins/contracts.js';
 import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
+import { FleetLimiter } from '../../src/limiter/fleet-limiter.js';
+import { openLimiterStore, quotaBucket } from '../../src/limiter/open-fleet-limiter.js';
 import { createDelegateTool } from '../../src/tools/delegate.js';
 import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
@@ -45,6 +47,17 @@ const store = failpointArmed('continue-as-new')
   ? killAfterTurnEnd(opened, config.continueAsNewKillDelayMs ?? 20)
   : opened;
 const profile = scriptedProfile(config.providerBaseURL);
+const apiKey = 'sk-test-not-a-real-key';
+// The limiter's state sits beside the store (a `.limits.db` file, or tables in the PostgreSQL database), as
+// `dh worker` opens it: every worker process of the test shares it.
+const limiter =
+  config.fleetQuota !== undefined
+    ? new FleetLimiter({
+        store: await openLimiterStore(config.storeUrl ?? config.storePath),
+        bucket: quotaBucket(profile, apiKey),
+        quota: config.fleetQuota,
+      })
+    : undefined;
 const tools = new Map<string, ToolDefinition>(
   [
     echoTool,
@@ -61,8 +74,9 @@ const worker = await createSessionWorker({
   runtime: {
     store,
     profile,
-    apiKey: 'sk-test-not-a-real-key',
+    apiKey,
     tools,
+    ...(limiter !== undefined ? { limiter } : {}),
     composeHeader: defaultHeaderComposer({
       config: { provider: profile.name, model: TEST_MODEL, includeUsage: true },
       system: 'You are a test agent.',
@@ -73,6 +87,7 @@ const worker = await createSessionWorker({
   },
   ...(config.hostId !== undefined ? { hostId: config.hostId } : {}),
   ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),
+  ...(config.modelConcurrency !== undefined ? { modelConcurrency: config.modelConcurrency } : {}),
 });
 
 const running = worker.run();
@@ -97,6 +112,7 @@ try {
   console.error(`worker-process: the worker failed: ${error instanceof Error ? error.stack : String(error)}`);
   exitCode = 1;
 } finally {
+  await limiter?.close();
   await store.close();
 }
 // Open sockets (a model stream cut by the shutdown) must not keep a drained worker alive.

@@ -1,0 +1,133 @@
+// Many sessions, one provider account: 60 sessions × 5 steps on 2 worker processes (PostgreSQL store, so
+// the limiter's clocks are shared tables) against a scripted provider that enforces 600 requests a minute
+// per key the way OpenAI does (1 s burst, 429 with retry-after and x-ratelimit-* headers). With the fleet
+// limiter on: no turn fails, the provider is used at ≥ 90 % of its quota, no 429 comes after the first
+// second of contention, and sessions progress evenly.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import type { SessionEvent } from '../../src/core/index.js';
+import { startScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
+import { followupSignal, sessionWorkflowId } from '../../src/shared/session-messages.js';
+import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
+import { agentSession } from '../../src/workflows/session-workflow.js';
+import { startChildWorker, type ChildWorker, type WorkerProcessConfig } from '../helpers/child-worker.js';
+import { TEST_MODEL } from '../helpers/session-harness.js';
+
+const SESSIONS = 60;
+const STEPS = 5;
+const RPM = 600;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a fleet of sessions on one rate-limited provider account', () => {
+  it('60 sessions × 5 steps on 2 workers at 600 RPM: no turn error, ≥ 90 % of the quota, no 429 after 1 s', async () => {
+    const cleanups: Array<() => Promise<unknown>> = [];
+    onTestFinished(async () => {
+      for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    });
+    const dir = mkdtempSync(join(tmpdir(), 'dh-fleet-'));
+    cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+    const provider = await startScriptedProvider({
+      script: { models: [TEST_MODEL], replies: [], default: { text: 'ok.' } },
+      quota: { requestsPerMinute: RPM },
+    });
+    cleanups.push(() => provider.close());
+    const store = await PostgresSessionStore.open(inject('postgresUrl'), { poolSize: 4 });
+    cleanups.push(() => store.close());
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    cleanups.push(() => connection.close());
+    const client = new Client({ connection, namespace: inject('temporalNamespace') });
+    const run = `fleet-${Date.now().toString(36)}`;
+    const config: WorkerProcessConfig = {
+      address: inject('temporalAddress'),
+      namespace: inject('temporalNamespace'),
+      taskQueue: run,
+      workflowBundlePath: inject('workflowBundlePath'),
+      storePath: join(dir, 'sessions.db'),
+      storeUrl: inject('postgresUrl'),
+      providerBaseURL: provider.url,
+      runLog: join(dir, 'tool-runs.log'),
+      idleTimeoutMs: 30_000,
+      fleetQuota: { requestsPerMinute: RPM },
+      // Every waiting step waits in the limiter (in its fair order), not in Temporal's task queue, whose
+      // partitions hand out tasks in no fixed order: `dh worker` raises its default the same way.
+      modelConcurrency: 64,
+    };
+    const workers: ChildWorker[] = await Promise.all([startChildWorker(config), startChildWorker(config)]);
+    cleanups.push(() => Promise.all(workers.map((w) => w.stop(3_000))));
+
+    const ids = Array.from({ length: SESSIONS }, (_, i) => `${run}-s${i}`);
+    const turnEnds = new Map<string, SessionEvent[]>();
+    const drive = async (sessionId: string): Promise<void> => {
+      let seen = 0;
+      const ends: SessionEvent[] = [];
+      for (let turn = 1; turn <= STEPS; turn++) {
+        await client.workflow.signalWithStart(agentSession, {
+          workflowId: sessionWorkflowId(sessionId),
+          taskQueue: run,
+          args: [{ sessionId }],
+          signal: followupSignal,
+          signalArgs: [{ content: `[${sessionId}] step ${turn}`, messageId: `${sessionId}-m${turn}` }],
+        });
+        for (;;) {
+          const events = await store.read(sessionId, seen).catch(() => [] as SessionEvent[]);
+          seen += events.length;
+          ends.push(...events.filter((e) => e.type === 'turn/end'));
+          if (ends.some((e) => e.type === 'turn/end' && e.turn === turn)) break;
+          await sleep(250 + Math.random() * 250);
+        }
+      }
+      turnEnds.set(sessionId, ends);
+    };
+    const deadline = sleep(240_000).then(() => {
+      throw new Error(
+        `not done in 240 s: ${turnEnds.size} of ${SESSIONS} sessions finished\n` +
+          workers.map((w, i) => `worker #${i + 1}:\n${w.output()}`).join('\n'),
+      );
+    });
+    await Promise.race([Promise.all(ids.map(drive)), deadline]);
+    cleanups.push(() =>
+      Promise.all(ids.map((id) => client.workflow.getHandle(sessionWorkflowId(id)).terminate('test done'))),
+    );
+
+    // Every turn of every session completed: waiting for the quota is never an error.
+    const reasons = [...turnEnds.values()].flat().map((e) => (e.type === 'turn/end' ? e.reason : e.type));
+    expect(reasons).toHaveLength(SESSIONS * STEPS);
+    expect(new Set(reasons)).toEqual(new Set(['completed']));
+
+    const calls = provider.requests().filter((r) => r.path.endsWith('/chat/completions'));
+    const refusedAt = provider.rateLimitedAt();
+    const admitted = calls.length - refusedAt.length;
+    expect(admitted).toBe(SESSIONS * STEPS);
+    // No 429 once the first second of contention is over (the limiter learns nothing from them: it paces).
+    const first = calls[0]?.receivedAt ?? 0;
+    expect(refusedAt.filter((at) => at > first + 1_000)).toEqual([]);
+
+    // The quota was used: the admitted calls' rate over the busy span is ≥ 90 % of 600 a minute.
+    const admittedTimes = calls.map((r) => r.receivedAt).sort((a, b) => a - b);
+    const spanS = ((admittedTimes.at(-1) ?? 0) - (admittedTimes[0] ?? 0)) / 1_000;
+    const burst = RPM / 60; // what the provider lets through at once before pacing applies
+    const rate = (admitted - burst) / spanS;
+    expect(rate).toBeGreaterThanOrEqual(0.9 * (RPM / 60));
+
+    // Even progress: halfway through, the busiest session has had at most twice the calls of the slowest.
+    const half = admittedTimes[Math.floor(admittedTimes.length / 2)] ?? 0;
+    const perSession = new Map(ids.map((id) => [id, 0]));
+    for (const call of calls) {
+      if (call.receivedAt > half) continue;
+      const id = /\[(fleet-[^\]]+)\]/.exec(call.body)?.[1];
+      if (id !== undefined) perSession.set(id, (perSession.get(id) ?? 0) + 1);
+    }
+    const counts = [...perSession.values()].sort((a, b) => a - b);
+    console.log(`halfway per-session calls: ${counts.join(' ')}`);
+    expect(counts[0]).toBeGreaterThanOrEqual(1);
+    expect((counts.at(-1) ?? 0) / (counts[0] ?? 1)).toBeLessThanOrEqual(2);
+    console.log(
+      `fleet: ${admitted} calls in ${spanS.toFixed(1)} s = ${rate.toFixed(2)}/s against ${RPM / 60}/s; ` +
+        `${refusedAt.length} 429s; halfway per-session calls ${counts[0]}..${counts.at(-1)}`,
+    );
+  }, 300_000);
+});
