@@ -37,6 +37,7 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
   const [open, setOpen] = useState<{ turn: number; step: number } | null>(null);
   const [live, setLive] = useState<{ turn: number; step: number; text: string } | null>(null);
   const [liveError, setLiveError] = useState<string | null>(null);
+  const [waiting, setWaiting] = useState<string | null>(null);
 
   useEffect(() => {
     const abort = new AbortController();
@@ -44,6 +45,9 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
     setOpen(null);
     readSse(routePath(CONSOLE_ROUTES.live, { id }), abort.signal, (m) => {
       const message = JSON.parse(m.data) as LiveMessage;
+      // A limiter wait shows until anything else of the session arrives (its answer streams, an event).
+      if (message.type === 'limiter-wait') setWaiting(message.label);
+      else if (message.type === 'text' || message.type === 'event') setWaiting(null);
       if (message.type === 'text')
         setLive((prev) =>
           prev !== null && prev.turn === message.turn && prev.step === message.step
@@ -74,6 +78,11 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
               {e}
             </p>
           ),
+      )}
+      {waiting !== null && (
+        <p role="status" class="waiting" data-testid="limiter-wait">
+          ⏳ {waiting}
+        </p>
       )}
       {d?.workerWarning != null && (
         <p role="alert" class="warning" data-testid="worker-warning">

@@ -200,4 +200,14 @@ export type LiveMessage =
   | { readonly type: 'event'; readonly event: SessionEvent }
   | { readonly type: 'text'; readonly turn: number; readonly step: number; readonly text: string }
   | { readonly type: 'retry'; readonly turn: number; readonly step: number; readonly attempt: number }
+  /** The step waits for the fleet's rate limiter; `label` is the line to show ("waiting for … (3 ahead)…"). */
+  | {
+      readonly type: 'limiter-wait';
+      readonly turn: number;
+      readonly step: number;
+      readonly reason: string;
+      readonly ahead: number;
+      readonly waitMs: number;
+      readonly label: string;
+    }
   | { readonly type: 'status'; readonly state: SessionStateView | null };

@@ -7,6 +7,7 @@ import type { SessionClient } from '../client/session-client.js';
 import type { SessionStateView } from '../shared/session-messages.js';
 import type { DeltaChannel } from '../streaming/delta-channel.js';
 import { SessionFollower, type FollowOp } from '../streaming/session-follower.js';
+import { limiterWaitLabel } from '../streaming/limiter-wait-label.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { LiveMessage } from './console-api.js';
 
@@ -67,6 +68,8 @@ function toMessage(op: FollowOp): LiveMessage | null {
       return { type: 'text', turn: op.turn, step: op.step, text: op.text };
     case 'retry':
       return { type: 'retry', turn: op.turn, step: op.step, attempt: op.attempt };
+    case 'limiter-wait':
+      return { ...op, label: limiterWaitLabel(op) };
     default:
       return null;
   }

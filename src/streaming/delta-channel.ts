@@ -5,9 +5,11 @@
 /**
  * What a streamed delta carries. `tool-call` deltas carry an argument fragment in `text`; `tool-progress`
  * rows carry a running tool call's progress (`progress`, `total`), its message in `text` ('' for none),
- * and the call's id and tool name. Readers skip kinds they do not know.
+ * and the call's id and tool name. `limiter-wait` rows say a model step waits for the fleet's rate limiter:
+ * the reason in `text`, the calls ahead in `progress`, the expected wait (ms) in `total`. Readers skip
+ * kinds they do not know.
  */
-export type LiveDeltaKind = 'text' | 'reasoning' | 'tool-call' | 'tool-progress';
+export type LiveDeltaKind = 'text' | 'reasoning' | 'tool-call' | 'tool-progress' | 'limiter-wait';
 
 /** A delta as an activity publishes it (consecutive model-output fragments may be coalesced). */
 export interface LiveDeltaDraft {

@@ -1,5 +1,5 @@
-// The plugin that publishes a model step's streamed deltas and its running tool calls' progress to the
-// side channel, tagged with the activity attempt so viewers drop a retried attempt's stale output; it
+// The plugin that publishes a model step's streamed deltas, its waits for the fleet limiter and its running
+// tool calls' progress to the side channel, tagged with the activity attempt so viewers drop a retried attempt's stale output; it
 // prunes a session's deltas of earlier steps when the next request is built (their answers and tool
 // results are in the log by then).
 import { Context } from '@temporalio/activity';
@@ -30,6 +30,19 @@ export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (messa
       } else {
         channel.publish({ ...base, kind: delta.type, text: delta.text });
       }
+    },
+    onLimiterWait(report, context) {
+      channel.publish({
+        sessionId: context.sessionId,
+        turn: context.turn,
+        step: context.step,
+        attempt: report.attempt,
+        kind: 'limiter-wait',
+        text: report.reason,
+        progress: report.ahead,
+        total: report.waitMs,
+        at: report.at,
+      });
     },
     onToolProgress(report, context) {
       // The tool activity throttles the updates; publish never throws (write failures go to onError).

@@ -26,6 +26,15 @@ export type FollowOp =
   | { readonly type: 'text'; readonly turn: number; readonly step: number; readonly text: string }
   | { readonly type: 'reasoning'; readonly turn: number; readonly step: number; readonly text: string }
   | { readonly type: 'tool-delta'; readonly turn: number; readonly step: number; readonly name: string | null }
+  /** The step waits for the fleet's rate limiter (live only): why, calls ahead, expected wait left. */
+  | {
+      readonly type: 'limiter-wait';
+      readonly turn: number;
+      readonly step: number;
+      readonly reason: string;
+      readonly ahead: number;
+      readonly waitMs: number;
+    }
   /** A retried attempt started streaming: what was shown live for this step is void. */
   | { readonly type: 'retry'; readonly turn: number; readonly step: number; readonly attempt: number }
   /** A running tool call's progress (live only, never logged); each differs from the call's previous one. */
@@ -126,6 +135,20 @@ export class SessionFollower {
         // Its step's answer is logged (the tools run after it): progress goes by the call, not the step.
         const op = this.#progress(delta);
         if (op !== null) ops.push(op);
+        continue;
+      }
+      if (delta.kind === 'limiter-wait') {
+        // Only while its step's answer is not logged: a wait that ended is not news.
+        if (after(delta, this.#logged)) {
+          ops.push({
+            type: 'limiter-wait',
+            turn: delta.turn,
+            step: delta.step,
+            reason: delta.text,
+            ahead: delta.progress ?? 0,
+            waitMs: delta.total ?? 0,
+          });
+        }
         continue;
       }
       // A kind from a newer writer is skipped, not mistaken for one of these.

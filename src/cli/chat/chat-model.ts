@@ -5,6 +5,7 @@
 import type { EventOf, SessionEvent } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 import { clip, text } from '../live/live-renderer.js';
+import { limiterWaitLabel } from '../../streaming/limiter-wait-label.js';
 import type { MessageFate } from './chat-input.js';
 
 /** The source `dh chat` sends its messages with (recorded in the log). */
@@ -137,6 +138,9 @@ export class ChatModel {
         return;
       case 'tool-progress':
         this.#activity = `running ${op.name} ${op.progress}${op.total !== null ? `/${op.total}` : ''}…`;
+        return;
+      case 'limiter-wait':
+        this.#activity = limiterWaitLabel(op);
         return;
       case 'retry':
         this.#endLive();

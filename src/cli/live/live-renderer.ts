@@ -3,6 +3,7 @@
 // stderr, and a spinner while waiting (TTY only).
 import { usageTotal, type EventOf, type SessionEvent, type UserContent } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
+import { limiterWaitLabel } from '../../streaming/limiter-wait-label.js';
 
 export interface LiveRendererOptions {
   readonly sessionId: string;
@@ -80,6 +81,9 @@ export class LiveRenderer {
         this.waiting(`running ${op.name} ${count}…`);
         return;
       }
+      case 'limiter-wait':
+        this.waiting(limiterWaitLabel(op));
+        return;
       case 'retry':
         this.note(`↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
         return;
