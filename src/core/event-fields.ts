@@ -47,6 +47,20 @@ export const Usage = z.strictObject({
 });
 export type Usage = z.infer<typeof Usage>;
 
+/**
+ * What a model step cost, in USD, and the price it was computed at (USD per million tokens), so an audit
+ * re-derives it from the step's usage exactly, whatever the prices are by then.
+ */
+export const StepCost = z.strictObject({
+  usd: z.number().nonnegative(),
+  price: z.strictObject({
+    inputPerMillion: z.number().nonnegative(),
+    cachedInputPerMillion: z.number().nonnegative(),
+    outputPerMillion: z.number().nonnegative(),
+  }),
+});
+export type StepCost = z.infer<typeof StepCost>;
+
 export const ErrorInfo = z.strictObject({ code: z.string().min(1), message: z.string() });
 
 /** A subagent's start: its parent session and delegation call, and what that call gave it. */

@@ -15,13 +15,14 @@ import {
   InboxTarget,
   MessageOrigin,
   Step,
+  StepCost,
   ToolResultStatus,
   Turn,
   TurnEndReason,
   Usage,
 } from './event-fields.js';
 
-export { InboxTarget, MessageOrigin, ToolResultStatus, TurnEndReason, Usage } from './event-fields.js';
+export { InboxTarget, MessageOrigin, StepCost, ToolResultStatus, TurnEndReason, Usage } from './event-fields.js';
 
 const SurfaceRange = z
   .strictObject({ start: z.number().int().nonnegative(), end: z.number().int().nonnegative() })
@@ -114,6 +115,8 @@ export const AssistantMessageEvent = z.strictObject({
   toolCalls: z.array(ToolCall),
   finishReason: z.string().nullable(),
   usage: Usage.optional(),
+  /** The step's cost by the worker's pricing table (absent: no price known for the model, or no usage). */
+  cost: StepCost.optional(),
   /** The stream was cut by an interrupt: content is partial and half-streamed tool calls were dropped. */
   interrupted: z.literal(true).optional(),
 });

@@ -157,6 +157,11 @@ export interface ModelStepOutcome extends AppendOutcome {
    * workflow compacts and asks again.
    */
   readonly outcome: 'responded' | 'blocked' | 'compact';
+  /**
+   * How the activity ended the turn, when it did (`blocked`): the pre-step hook's rejection, or `budget` when
+   * the call would pass the cost cap. Absent in results recorded before it (they were all rejections).
+   */
+  readonly turnEnd?: { readonly reason: 'blocked' | 'budget'; readonly errorCode: string | null };
   /** Ids of the tool calls the model made (their arguments stay in the log). */
   readonly toolCallIds: readonly string[];
   /** True when the step has no tool calls and the activity already appended `step/end`. */

@@ -60,7 +60,10 @@ async function runSteps(state: SessionState, proxies: SessionProxies, progress: 
       continue;
     }
     if (answer.outcome === 'blocked') {
-      state.lastTurnEnd = { turn, reason: 'blocked', errorCode: null };
+      // The activity ended the turn (no command of ours): the state view only repeats how it ended.
+      state.lastTurnEnd = answer.turnEnd
+        ? { turn, reason: answer.turnEnd.reason, errorCode: answer.turnEnd.errorCode }
+        : { turn, reason: 'blocked', errorCode: null };
       return;
     }
     if (state.aborting) return await endTurn(state, proxies, turn, 'aborted');

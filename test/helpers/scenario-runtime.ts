@@ -11,6 +11,7 @@ import type { History } from '@temporalio/common/lib/proto-utils.js';
 import type * as ProtoModule from '@temporalio/proto';
 import type { SessionEvent } from '../../src/core/index.js';
 import type { ClaimedMessage, PreStepDecision, ToolDefinition } from '../../src/plugins/contracts.js';
+import type { SessionRuntime } from '../../src/activities/session-runtime.js';
 import { genericProfile, type ProviderProfile } from '../../src/providers/provider-profiles.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import type { Script } from '../../src/scripted-provider/script.js';
@@ -49,6 +50,8 @@ export interface ScenarioRuntimeOptions {
   readonly idleTimeoutMs?: number;
   /** The scripted models' context window in tokens (small values make compaction happen early). */
   readonly contextWindow?: number;
+  /** Fleet controls of the worker's runtime: prices, the session cost cap, a limiter and its tenant. */
+  readonly fleet?: Partial<Pick<SessionRuntime, 'pricing' | 'sessionCostCapUsd' | 'limiter' | 'tenant'>>;
   /** When given, the runtime is composed from these plugins (after a system prompt and the test tools). */
   readonly plugins?: readonly Plugin[];
   /** The API key the worker sends to the provider (default: a fixed fake key). */
@@ -143,6 +146,7 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
           : {}),
         idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
         heartbeatMs: 500,
+        ...options.fleet,
       },
     });
     const running = worker.run();
