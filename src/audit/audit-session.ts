@@ -14,6 +14,7 @@ import type { LogKey } from '../stores/log-key.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { childrenByParent } from '../stores/delegated-sessions.js';
 import { auditChain, type ChainCheck } from './audit-chain.js';
+import { auditCosts, type CostCheck } from './audit-costs.js';
 import {
   auditDelegations,
   auditParentLink,
@@ -115,6 +116,8 @@ export interface AuditSummary {
   readonly subagents: readonly SubagentCheck[];
   /** A subagent audited on its own (not from its parent's audit): its parent's link to it. */
   readonly parentLink: ParentLink | null;
+  /** The answers' logged costs, re-derived from their usage and price. */
+  readonly cost: CostCheck;
 }
 
 export interface AuditReport {
@@ -224,6 +227,9 @@ async function auditOne(options: AuditOptions, tree: TreeContext): Promise<Audit
     }
   }
 
+  const cost = auditCosts(events);
+  for (const id of cost.mismatched) failures.push(`step ${id}: the logged cost is not its usage at its logged price`);
+
   const compared = rows.filter((r) => r.expectedCacheRead !== null && r.reportedCacheRead !== null);
   let mirror: MirrorCheck | null = null;
   if (options.client && log.ok) {
@@ -271,6 +277,7 @@ async function auditOne(options: AuditOptions, tree: TreeContext): Promise<Audit
       mirror,
       subagents: links.checks,
       parentLink,
+      cost,
     },
   };
 }

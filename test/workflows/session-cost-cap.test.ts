@@ -4,6 +4,8 @@
 // price under a cap is refused too: the cap fails closed.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
+import { auditCosts } from '../../src/audit/audit-costs.js';
+import { auditSession } from '../../src/audit/audit-session.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import { costOf } from '../../src/providers/pricing.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
@@ -55,6 +57,16 @@ describe('a session cost cap', () => {
     const state = await waitForState(handle, (s) => s.status === 'idle' && s.lastTurnEnd?.turn === 2);
     expect(state.lastTurnEnd).toMatchObject({ reason: 'budget', errorCode: 'COST_CAP_EXCEEDED' });
     expect((await checkHistoryMirror(h.client, h.store, 'capped')).ok).toBe(true);
+
+    // The audit re-derives the logged cost from the usage and price; a cost that is not is named.
+    const report = await auditSession({ store: h.store, sessionId: 'capped' });
+    expect(report.ok).toBe(true);
+    expect(report.summary.cost).toMatchObject({ priced: 1, unpriced: 0, mismatched: [] });
+    expect(report.summary.cost.usd).toBe(answer.cost?.usd);
+    const forged = events.map((e) =>
+      e.type === 'assistant/message' && e.cost ? { ...e, cost: { ...e.cost, usd: e.cost.usd / 2 } } : e,
+    );
+    expect(auditCosts(forged).mismatched).toEqual(['1.1']);
   });
 });
 

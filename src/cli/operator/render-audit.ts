@@ -32,6 +32,13 @@ export function renderAuditReport(report: AuditReport): string {
     `cache reads: expected ${s.cache.expected}, reported ${s.cache.reported} over ${s.cache.compared} step(s)` +
       (s.cache.differing.length > 0 ? `; differ at ${s.cache.differing.join(', ')} (informational)` : ''),
   );
+  lines.push(
+    `cost: $${s.cost.usd.toFixed(6)} over ${s.cost.priced} priced answer(s)` +
+      (s.cost.unpriced > 0 ? `, ${s.cost.unpriced} without a price` : '') +
+      (s.cost.mismatched.length > 0
+        ? `; NOT its usage at its price at ${s.cost.mismatched.join(', ')}`
+        : '; re-derived'),
+  );
   lines.push(`history mirror: ${mirrorText(s.mirror)}`);
   lines.push(...subagentLines(report));
   lines.push('');
