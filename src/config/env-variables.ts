@@ -42,6 +42,11 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { name: 'DH_STREAM', area: 'provider', meaning: 'on (default) or off: one whole response per model call' },
   { name: 'DH_EXTRA_BODY', area: 'provider', meaning: 'a JSON object of extra request-body fields (generic endpoint)' },
   { name: 'DH_SYSTEM_PROMPT', area: 'provider', meaning: 'the system prompt' },
+  {
+    name: 'DH_PRICING',
+    area: 'provider',
+    meaning: 'model prices (USD per million tokens): a JSON object, or a JSON file path, over the defaults',
+  },
   // storage
   { name: 'DH_HOME', area: 'storage', meaning: 'the data directory (default ~/.dh)' },
   { name: 'DH_STORE', area: 'storage', meaning: 'the session store: a SQLite path or postgres://…' },
@@ -63,6 +68,12 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { name: 'DH_WORKFLOW_BUNDLE_CACHE', area: 'worker', meaning: 'on (default) or off: the workflow bundle cache' },
   { name: 'DH_SESSION_CACHE_MAX', area: 'worker', meaning: 'sessions a worker keeps in memory (256)' },
   { name: 'DH_SESSION_CACHE_IDLE_MS', area: 'worker', meaning: 'ms idle before a cached session is dropped' },
+  { name: 'DH_LIMITS', area: 'worker', meaning: 'fleet quotas, tenants and caps: a JSON file path, or the JSON' },
+  { name: 'DH_RATE_LIMIT_RPM', area: 'worker', meaning: "the provider account's requests per minute, for the fleet" },
+  { name: 'DH_RATE_LIMIT_TPM', area: 'worker', meaning: "the provider account's tokens per minute, for the fleet" },
+  { name: 'DH_RATE_LIMIT_CONCURRENT', area: 'worker', meaning: 'model calls in flight at once across the fleet' },
+  { name: 'DH_TENANT', area: 'worker', meaning: "the tenant this worker's sessions belong to (its quota applies)" },
+  { name: 'DH_SESSION_COST_CAP_USD', area: 'worker', meaning: 'what one session may spend, in USD (fails closed)' },
   // tools
   { name: 'DH_SHELL_SANDBOX', area: 'tools', meaning: "the shell tool's sandbox: auto, bwrap or none" },
   { name: 'DH_APPROVAL_ASK', area: 'tools', meaning: 'comma-separated tool names that pause for approval' },
@@ -119,6 +130,12 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { name: 'DH_BENCH_CLUSTER_SESSIONS', area: 'bench', meaning: 'cluster: sessions (100)' },
   { name: 'DH_BENCH_CLUSTER_WORKERS', area: 'bench', meaning: 'cluster: most worker processes (3)' },
   { name: 'DH_BENCH_CLUSTER_ROUNDS', area: 'bench', meaning: 'cluster: rounds (3)' },
+  { name: 'DH_BENCH_FLEET_SESSIONS', area: 'bench', meaning: 'fleet: sessions of the quota runs (200)' },
+  { name: 'DH_BENCH_FLEET_STEPS', area: 'bench', meaning: 'fleet: model steps per session (5)' },
+  { name: 'DH_BENCH_FLEET_RPM', area: 'bench', meaning: "fleet: the scripted provider's requests per minute (1200)" },
+  { name: 'DH_BENCH_FLEET_CAP_S', area: 'bench', meaning: 'fleet: seconds the no-limiter run is waited for (120)' },
+  { name: 'DH_BENCH_FLEET_ROUNDS', area: 'bench', meaning: 'fleet: rounds of the overhead runs (3)' },
+  { name: 'DH_BENCH_FLEET_TENANTS', area: 'bench', meaning: 'fleet: 0 skips the two-tenant run' },
 ];
 
 /** The registry's entry for `name`, or undefined when dh does not read it. */

@@ -1,6 +1,6 @@
 // The fleet controls' configuration: provider quotas (per profile), tenant quotas and cost caps, from
-// DH_LIMITS (a JSON file, or the JSON itself) and the DH_RATE_LIMIT_* / DH_*_COST_CAP_USD shorthands,
-// validated up front with errors that name the variable and the JSON path.
+// DH_LIMITS (a JSON file, or the JSON itself) and the shorthands DH_RATE_LIMIT_RPM, DH_RATE_LIMIT_TPM,
+// DH_RATE_LIMIT_CONCURRENT, DH_TENANT, DH_SESSION_COST_CAP_USD; validated up front, naming the variable.
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { DhError } from '../core/errors.js';
@@ -30,7 +30,7 @@ export const LimitsFile = z.strictObject({
 export type LimitsFile = z.infer<typeof LimitsFile>;
 
 export interface FleetConfig {
-  /** The worker's provider quota (its profile's entry, overridden by DH_RATE_LIMIT_*); empty: none. */
+  /** The worker's provider quota (its profile's entry, overridden by the DH_RATE_LIMIT_RPM etc.); empty: none. */
   readonly quota: QuotaConfig;
   readonly tenants: Readonly<Record<string, TenantConfig>>;
   /** DH_TENANT: the tenant this worker's sessions belong to (its quota and cap apply). */
