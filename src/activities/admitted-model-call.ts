@@ -17,6 +17,12 @@ export interface AdmittedCall extends ObservedCall {
   readonly wireBytes: number;
 }
 
+/** Names this activity attempt in the limiter's store: its turn, lease and spending hold. */
+export function callHolder(): string {
+  const info = Context.current().info;
+  return `${info.workflowExecution?.workflowId ?? info.workflowType}/${info.activityId}/${info.attempt}`;
+}
+
 /** 429s absorbed inside one attempt before the attempt fails RATE_LIMITED (Temporal's retry takes over). */
 const MAX_RATE_LIMITED_IN_ATTEMPT = 30;
 
@@ -25,7 +31,7 @@ export async function callModelAdmitted(runtime: SessionRuntime, call: AdmittedC
   if (!limiter) return await callModelObserved(runtime, call);
   const activity = Context.current();
   const info = activity.info;
-  const holder = `${info.workflowExecution?.workflowId ?? info.workflowType}/${info.activityId}/${info.attempt}`;
+  const holder = callHolder();
   // What the provider counts at admission: the prompt (about 4 bytes a token) plus the output limit.
   const tokens = Math.ceil(call.wireBytes / 4) + (call.request.config.maxTokens ?? 0);
   const onWait = (wait: LimiterWait): void => {

@@ -12,24 +12,32 @@ export const COST_CAP_EXCEEDED = 'COST_CAP_EXCEEDED';
 export interface CostVerdict {
   /** The model's price by the worker's table, when known: the answer's cost is logged with it. */
   readonly price: ModelPrice | undefined;
+  /** The most this call can cost, when a cap applies (a tenant's cap holds it while the call runs). */
+  readonly worstUsd?: number;
+  /** The worst case in words, for a refusal's message. */
+  readonly estimate?: string;
   /** Set when the call must not be sent (the turn ends `budget` with it). */
   readonly refusal?: { readonly code: string; readonly message: string };
 }
 
+/** `tenantCapUsd`: the worker's tenant's cap, whose hold the caller takes with the verdict's worst case. */
 export function costVerdict(
   runtime: SessionRuntime,
   session: Session,
   request: BuiltRequest,
   wireBytes: number,
+  tenantCapUsd?: number,
 ): CostVerdict {
   const { provider, model } = request.config;
   const price = runtime.pricing ? priceFor(runtime.pricing, provider, model) : undefined;
-  const cap = runtime.sessionCostCapUsd;
-  if (cap === undefined) return { price };
+  const sessionCap = runtime.sessionCostCapUsd;
+  if (sessionCap === undefined && tenantCapUsd === undefined) return { price };
+  const capName =
+    sessionCap !== undefined ? `the session cost cap ($${sessionCap})` : `the tenant cost cap ($${tenantCapUsd})`;
   const refuse = (message: string): CostVerdict => ({ price, refusal: { code: COST_CAP_EXCEEDED, message } });
   if (!price) {
     return refuse(
-      `the session cost cap ($${cap}) is set but "${provider}/${model}" has no price: add it to DH_PRICING, ` +
+      `${capName} is set but "${provider}/${model}" has no price: add it to DH_PRICING, ` +
         'or nothing can be sent under the cap',
     );
   }
@@ -38,16 +46,32 @@ export function costVerdict(
     modelEntry(runtime.profile, model)?.maxOutputTokens ??
     session.requestHeader()?.contextWindow;
   if (maxOutput === undefined) {
-    return refuse(`the session cost cap ($${cap}) is set but the call has no output limit: set DH_MAX_TOKENS`);
+    return refuse(`${capName} is set but the call has no output limit: set DH_MAX_TOKENS`);
   }
   const promptTokens = promptTokensAtMost(session, wireBytes);
   const worst = worstCaseCost({ promptTokens, maxOutputTokens: maxOutput }, price);
-  const spent = sessionSpentUsd(session, price);
-  if (spent + worst <= cap) return { price };
-  return refuse(
-    `the session cost cap ($${cap}) would be exceeded: spent $${usd(spent)}, and this call may cost up to ` +
-      `$${usd(worst)} (${promptTokens} prompt tokens at most + ${maxOutput} output tokens, "${provider}/${model}")`,
-  );
+  const estimate = `this call may cost up to $${usd(worst)} (${promptTokens} prompt tokens at most + ${maxOutput} output tokens, "${provider}/${model}")`;
+  if (sessionCap !== undefined) {
+    const spent = sessionSpentUsd(session, price);
+    if (spent + worst > sessionCap) {
+      return refuse(`the session cost cap ($${sessionCap}) would be exceeded: spent $${usd(spent)}, and ${estimate}`);
+    }
+  }
+  return { price, worstUsd: worst, estimate };
+}
+
+/** The refusal of a call that does not fit under the tenant's cap. */
+export function tenantRefusal(
+  tenant: string,
+  hold: { committedUsd: number; capUsd: number },
+  verdict: CostVerdict,
+): NonNullable<CostVerdict['refusal']> {
+  return {
+    code: COST_CAP_EXCEEDED,
+    message:
+      `the tenant "${tenant}" cost cap ($${hold.capUsd}) would be exceeded: its sessions committed ` +
+      `$${usd(hold.committedUsd)}, and ${verdict.estimate ?? `this call may cost up to $${usd(verdict.worstUsd ?? 0)}`}`,
+  };
 }
 
 /** The logged cost of an answer, when its price and usage are known. */

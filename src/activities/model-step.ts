@@ -3,11 +3,19 @@
 // digest, call the provider and log its answer. A retry resumes at the first missing piece; an answer
 // already in the log is returned without calling the provider.
 import { CancelledFailure, cancellationDetails } from '@temporalio/activity';
-import { buildSessionRequest, delegationOf, DhError, repairDrafts, type EventDraft } from '../core/index.js';
+import {
+  buildSessionRequest,
+  delegationOf,
+  DhError,
+  repairDrafts,
+  type EventDraft,
+  type Session,
+} from '../core/index.js';
 import { toWireBody } from '../providers/wire-body.js';
 import type { AppendOutcome, ModelStepInput, ModelStepOutcome } from '../shared/activity-contracts.js';
 import type { ActivityContext } from './activity-context.js';
-import { callModelAdmitted } from './admitted-model-call.js';
+import { callHolder, callModelAdmitted } from './admitted-model-call.js';
+import { holdTenantSpend } from './tenant-spend.js';
 import { costVerdict, stepCost } from './cost-cap.js';
 import { enterStep } from './enter-step.js';
 import { failpoint } from './failpoints.js';
@@ -74,18 +82,12 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
     const observed = runtime.onRequest ? runtime.onRequest(built, stepContext) : built;
     const request = await gate.verify(observed);
     const wire = await toWireBody(request, runtime.profile);
-    // A request already recorded as sent passed the cap before (a retry after a crash): it goes again.
-    const cost = costVerdict(runtime, session, request, wire.bytes);
-    if (cost.refusal && !record.sent) {
-      // Nothing is sent: the step and the turn end here, and the turn's end names the cap and the estimate.
-      const closing = repairDrafts(session, input.at).filter((d) => d.type !== 'turn/end' && d.type !== 'compact/end');
-      const end: EventDraft = { type: 'turn/end', at: input.at, turn, reason: 'budget', error: cost.refusal };
-      session = await cache.append(session, [...closing, end]);
-      return {
-        ...unanswered(await context.outcome(session, input.knownHead), 'blocked'),
-        turnEnd: { reason: 'budget', errorCode: cost.refusal.code },
-      };
-    }
+    // A request already recorded as sent passed the caps before (a retry after a crash): it goes again.
+    const tenantCap = runtime.tenant !== undefined ? runtime.limiter?.tenantCostCapUsd(runtime.tenant) : undefined;
+    const cost = costVerdict(runtime, session, request, wire.bytes, tenantCap);
+    if (cost.refusal && !record.sent) return await refuseOverCap(context, session, input, cost.refusal);
+    const tenantSpend = cost.refusal ? undefined : await holdTenantSpend(runtime, callHolder(), cost, !!record.sent);
+    if (tenantSpend?.refusal) return await refuseOverCap(context, session, input, tenantSpend.refusal);
     if (!record.sent) {
       session = await cache.append(session, [
         { type: 'request/sent', at: input.at, turn, step, digest: wire.digest, bytes: wire.bytes },
@@ -97,20 +99,27 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
       );
     }
 
-    const result = await callModelAdmitted(runtime, {
-      request,
-      verifiedBody: wire.body,
-      wireBytes: wire.bytes,
-      fairKey: delegationOf(session.events)?.workspaceSessionId ?? sessionId,
-      purpose: 'step',
-      context: stepContext,
-      onDelta: (delta) => {
-        runtime.onStreamDelta?.(delta, stepContext);
-        failpoint('model-streaming');
-      },
-    });
+    let result;
+    try {
+      result = await callModelAdmitted(runtime, {
+        request,
+        verifiedBody: wire.body,
+        wireBytes: wire.bytes,
+        fairKey: delegationOf(session.events)?.workspaceSessionId ?? sessionId,
+        purpose: 'step',
+        context: stepContext,
+        onDelta: (delta) => {
+          runtime.onStreamDelta?.(delta, stepContext);
+          failpoint('model-streaming');
+        },
+      });
+    } catch (error) {
+      await tenantSpend?.settle(0);
+      throw error;
+    }
     const message = result.message;
     const spent = stepCost(cost.price, result.usage);
+    await tenantSpend?.settle(spent?.usd ?? 0);
     // Only the workflow's interrupt keeps a partial answer. A cut for any other reason (the worker draining
     // on SIGTERM, a heartbeat timeout) fails the attempt with nothing logged, so the retry asks again.
     if (message.interrupted && cancellationDetails()?.cancelRequested !== true)
@@ -145,6 +154,23 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
       finishReason: message.finishReason,
     };
   });
+}
+
+/** Nothing is sent: the step and the turn end here, and the turn's end names the cap and the estimate. */
+async function refuseOverCap(
+  context: ActivityContext,
+  session: Session,
+  input: ModelStepInput,
+  refusal: { readonly code: string; readonly message: string },
+): Promise<ModelStepOutcome> {
+  const { turn } = input;
+  const closing = repairDrafts(session, input.at).filter((d) => d.type !== 'turn/end' && d.type !== 'compact/end');
+  const end: EventDraft = { type: 'turn/end', at: input.at, turn, reason: 'budget', error: refusal };
+  const ended = await context.cache.append(session, [...closing, end]);
+  return {
+    ...unanswered(await context.outcome(ended, input.knownHead), 'blocked'),
+    turnEnd: { reason: 'budget', errorCode: refusal.code },
+  };
 }
 
 /** A step that got no answer: the turn ended (`blocked`), or it must compact first (`compact`). */

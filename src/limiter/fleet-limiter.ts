@@ -10,6 +10,8 @@ export interface FleetQuota {
   readonly tokensPerMinute?: number | undefined;
   /** Calls in flight at once across the fleet. */
   readonly maxConcurrent?: number | undefined;
+  /** A tenant's: what its sessions may spend together, in USD. */
+  readonly costCapUsd?: number | undefined;
 }
 
 /** Why a call is waiting, as `dh run`, chat and the console show it. */
@@ -157,6 +159,33 @@ export class FleetLimiter {
   async backoff(forMs: number | undefined): Promise<void> {
     const pause = forMs !== undefined && forMs > 0 ? forMs : DEFAULT_BACKOFF_MS;
     await this.#store.block(this.#bucket, pause * (1 + 0.1 * this.#random()));
+  }
+
+  /** The tenant's cost cap, when it has one. */
+  tenantCostCapUsd(tenant: string): number | undefined {
+    return this.#tenants[tenant]?.costCapUsd;
+  }
+
+  /**
+   * Holds a call's worst-case cost against the tenant's cap, for as long as the call may run (a worker that
+   * dies holding it frees it after `ttlMs`). False, with what the tenant had committed, when it does not fit.
+   */
+  async holdTenantSpend(
+    tenant: string,
+    holder: string,
+    worstUsd: number,
+    ttlMs: number,
+  ): Promise<{ held: boolean; committedUsd: number; capUsd: number } | undefined> {
+    const capUsd = this.tenantCostCapUsd(tenant);
+    if (capUsd === undefined) return undefined;
+    const hold = await this.#store.holdSpend(tenantBucket(tenant), holder, worstUsd, capUsd, ttlMs);
+    return { ...hold, capUsd };
+  }
+
+  /** Ends the call's hold and books what it cost (0 for a call that failed before an answer). */
+  async settleTenantSpend(tenant: string, holder: string, usd: number): Promise<void> {
+    if (this.tenantCostCapUsd(tenant) === undefined) return;
+    await this.#store.settleSpend(tenantBucket(tenant), holder, usd);
   }
 
   async close(): Promise<void> {

@@ -8,6 +8,12 @@ export interface BucketDraw {
   readonly cost: BucketCost;
 }
 
+export interface SpendHold {
+  readonly held: boolean;
+  /** Spent plus held before this hold, in USD. */
+  readonly committedUsd: number;
+}
+
 export interface LimiterStore {
   /** Reserves one call on every bucket at once; resolves how long to wait before it may start. */
   reserve(draws: readonly BucketDraw[]): Promise<{ waitMs: number }>;
@@ -28,5 +34,13 @@ export interface LimiterStore {
   /** One of at most `max` live leases on the bucket (expired ones are freed); renews `holder`'s own. */
   lease(bucket: string, holder: string, max: number, ttlMs: number): Promise<boolean>;
   releaseLease(bucket: string, holder: string): Promise<void>;
+  /**
+   * Holds `usd` of `account`'s spending for `holder` if what was spent, plus the live holds, plus it stays
+   * within `capUsd`; expired holds (a worker that died mid-call) are freed first. Resolves whether it was held
+   * and what the account had committed before it (spent + held).
+   */
+  holdSpend(account: string, holder: string, usd: number, capUsd: number, ttlMs: number): Promise<SpendHold>;
+  /** Ends `holder`'s hold and adds what the call really cost to the account's spending. */
+  settleSpend(account: string, holder: string, usd: number): Promise<void>;
   close(): Promise<void>;
 }

@@ -32,7 +32,7 @@ export async function openLimiterStore(storeSpec: string): Promise<LimiterStore>
   return SqliteLimiterStore.open(path);
 }
 
-/** The worker's limiter for its provider account, or undefined when no quota applies to it. */
+/** The worker's limiter for its provider account, or undefined when no quota (or tenant cap) applies to it. */
 export async function openFleetLimiter(
   storeSpec: string,
   config: FleetConfig,
@@ -43,7 +43,9 @@ export async function openFleetLimiter(
   const quotaOn = Object.keys(config.quota).length > 0;
   const tenantOn =
     tenantQuota !== undefined &&
-    (tenantQuota.requestsPerMinute !== undefined || tenantQuota.tokensPerMinute !== undefined);
+    (tenantQuota.requestsPerMinute !== undefined ||
+      tenantQuota.tokensPerMinute !== undefined ||
+      tenantQuota.costCapUsd !== undefined);
   if (!quotaOn && !tenantOn) return undefined;
   return new FleetLimiter({
     store: await openLimiterStore(storeSpec),

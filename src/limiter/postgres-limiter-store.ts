@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { block, IDLE_CLOCK, reserve, settleTokens, startOf, type BucketClock } from './gcra.js';
-import type { BucketDraw, LimiterStore } from './limiter-store.js';
+import type { BucketDraw, LimiterStore, SpendHold } from './limiter-store.js';
 
 /** `pg`, loaded only when a PostgreSQL limiter is opened (it costs every SQLite CLI start ~40 ms). */
 const loadPg = (): typeof pg => createRequire(import.meta.url)('pg') as typeof pg;
@@ -23,6 +23,17 @@ CREATE TABLE IF NOT EXISTS dh_limiter_turns (
   holder TEXT COLLATE "C" NOT NULL,
   expires_at DOUBLE PRECISION NOT NULL,
   PRIMARY KEY (bucket, fair_key)
+);
+CREATE TABLE IF NOT EXISTS dh_limiter_spend (
+  account TEXT COLLATE "C" PRIMARY KEY,
+  spent_usd DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dh_limiter_spend_holds (
+  account TEXT COLLATE "C" NOT NULL,
+  holder TEXT COLLATE "C" NOT NULL,
+  usd DOUBLE PRECISION NOT NULL,
+  expires_at DOUBLE PRECISION NOT NULL,
+  PRIMARY KEY (account, holder)
 );
 CREATE TABLE IF NOT EXISTS dh_limiter_leases (
   bucket TEXT COLLATE "C" NOT NULL,
@@ -146,6 +157,48 @@ export class PostgresLimiterStore implements LimiterStore {
 
   async releaseLease(bucket: string, holder: string): Promise<void> {
     await this.#pool.query('DELETE FROM dh_limiter_leases WHERE bucket = $1 AND holder = $2', [bucket, holder]);
+  }
+
+  holdSpend(account: string, holder: string, usd: number, capUsd: number, ttlMs: number): Promise<SpendHold> {
+    return inTransaction(this.#pool, async (client) => {
+      // The account's spending row is the lock: two workers never both fit under the cap's last dollar.
+      await client.query(
+        'INSERT INTO dh_limiter_spend (account, spent_usd) VALUES ($1, 0) ON CONFLICT (account) DO NOTHING',
+        [account],
+      );
+      const spent = await client.query<{ spent_usd: number }>(
+        'SELECT spent_usd FROM dh_limiter_spend WHERE account = $1 FOR UPDATE',
+        [account],
+      );
+      await client.query(`DELETE FROM dh_limiter_spend_holds WHERE account = $1 AND expires_at <= ${NOW_MS}`, [
+        account,
+      ]);
+      const held = await client.query<{ usd: number | null }>(
+        'SELECT SUM(usd) AS usd FROM dh_limiter_spend_holds WHERE account = $1 AND holder <> $2',
+        [account, holder],
+      );
+      const before = (spent.rows[0]?.spent_usd ?? 0) + (held.rows[0]?.usd ?? 0);
+      if (before + usd > capUsd) return { held: false, committedUsd: before };
+      await client.query(
+        `INSERT INTO dh_limiter_spend_holds (account, holder, usd, expires_at) VALUES ($1, $2, $3, ${NOW_MS} + $4)
+         ON CONFLICT (account, holder) DO UPDATE SET usd = excluded.usd, expires_at = excluded.expires_at`,
+        [account, holder, usd, ttlMs],
+      );
+      return { held: true, committedUsd: before };
+    });
+  }
+
+  settleSpend(account: string, holder: string, usd: number): Promise<void> {
+    return inTransaction(this.#pool, async (client) => {
+      await client.query('DELETE FROM dh_limiter_spend_holds WHERE account = $1 AND holder = $2', [account, holder]);
+      if (usd > 0) {
+        await client.query(
+          `INSERT INTO dh_limiter_spend (account, spent_usd) VALUES ($1, $2)
+           ON CONFLICT (account) DO UPDATE SET spent_usd = dh_limiter_spend.spent_usd + excluded.spent_usd`,
+          [account, usd],
+        );
+      }
+    });
   }
 
   async close(): Promise<void> {

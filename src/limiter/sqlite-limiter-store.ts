@@ -2,7 +2,7 @@
 // host: each operation is one IMMEDIATE transaction, so two processes never interleave a read and its write.
 import Database from 'better-sqlite3';
 import { block, IDLE_CLOCK, reserve, settleTokens, startOf, type BucketClock } from './gcra.js';
-import type { BucketDraw, LimiterStore } from './limiter-store.js';
+import type { BucketDraw, LimiterStore, SpendHold } from './limiter-store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS limiter_buckets (
@@ -17,6 +17,17 @@ CREATE TABLE IF NOT EXISTS limiter_turns (
   holder TEXT NOT NULL,
   expires_at REAL NOT NULL,
   PRIMARY KEY (bucket, fair_key)
+);
+CREATE TABLE IF NOT EXISTS limiter_spend (
+  account TEXT PRIMARY KEY,
+  spent_usd REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS limiter_spend_holds (
+  account TEXT NOT NULL,
+  holder TEXT NOT NULL,
+  usd REAL NOT NULL,
+  expires_at REAL NOT NULL,
+  PRIMARY KEY (account, holder)
 );
 CREATE TABLE IF NOT EXISTS limiter_leases (
   bucket TEXT NOT NULL,
@@ -43,6 +54,8 @@ export class SqliteLimiterStore implements LimiterStore {
   readonly #reserve: (draws: readonly BucketDraw[]) => number;
   readonly #claim: (bucket: string, fairKey: string, holder: string, ttlMs: number) => boolean;
   readonly #lease: (bucket: string, holder: string, max: number, ttlMs: number) => boolean;
+  readonly #holdSpend: (account: string, holder: string, usd: number, capUsd: number, ttlMs: number) => SpendHold;
+  readonly #settleSpend: (account: string, holder: string, usd: number) => void;
   private readonly clockOf: (bucket: string) => BucketClock;
   private readonly store: (bucket: string, clock: BucketClock) => void;
   private readonly releaseTurnStatement: Database.Statement;
@@ -115,6 +128,32 @@ export class SqliteLimiterStore implements LimiterStore {
       return true;
     });
     this.releaseLeaseStatement = db.prepare('DELETE FROM limiter_leases WHERE bucket = ? AND holder = ?');
+    const freeHolds = db.prepare('DELETE FROM limiter_spend_holds WHERE account = ? AND expires_at <= ?');
+    const committed = db.prepare<[string, string, string], { usd: number }>(
+      `SELECT COALESCE((SELECT spent_usd FROM limiter_spend WHERE account = ?), 0) +
+              COALESCE((SELECT SUM(usd) FROM limiter_spend_holds WHERE account = ? AND holder <> ?), 0) AS usd`,
+    );
+    const putHold = db.prepare(
+      `INSERT INTO limiter_spend_holds (account, holder, usd, expires_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (account, holder) DO UPDATE SET usd = excluded.usd, expires_at = excluded.expires_at`,
+    );
+    this.#holdSpend = transaction(db, (account: string, holder: string, usd: number, capUsd: number, ttlMs: number) => {
+      const now = this.#now();
+      freeHolds.run(account, now);
+      const before = committed.get(account, account, holder)?.usd ?? 0;
+      if (before + usd > capUsd) return { held: false, committedUsd: before };
+      putHold.run(account, holder, usd, now + ttlMs);
+      return { held: true, committedUsd: before };
+    });
+    const dropHold = db.prepare('DELETE FROM limiter_spend_holds WHERE account = ? AND holder = ?');
+    const addSpent = db.prepare(
+      `INSERT INTO limiter_spend (account, spent_usd) VALUES (?, ?)
+       ON CONFLICT (account) DO UPDATE SET spent_usd = spent_usd + excluded.spent_usd`,
+    );
+    this.#settleSpend = transaction(db, (account: string, holder: string, usd: number) => {
+      dropHold.run(account, holder);
+      if (usd > 0) addSpent.run(account, usd);
+    });
   }
 
   /** Opens (creating if needed) the limiter file at `path`; `now` is for tests of the arithmetic. */
@@ -186,6 +225,14 @@ export class SqliteLimiterStore implements LimiterStore {
     return attempt(() => {
       this.releaseLeaseStatement.run(bucket, holder);
     });
+  }
+
+  holdSpend(account: string, holder: string, usd: number, capUsd: number, ttlMs: number): Promise<SpendHold> {
+    return attempt(() => this.#holdSpend(account, holder, usd, capUsd, ttlMs));
+  }
+
+  settleSpend(account: string, holder: string, usd: number): Promise<void> {
+    return attempt(() => this.#settleSpend(account, holder, usd));
   }
 
   close(): Promise<void> {

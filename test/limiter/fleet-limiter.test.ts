@@ -133,6 +133,25 @@ for (const kind of Object.keys(backends)) {
       expect(await a.lease('acct', 'h4', 2, 60_000)).toBe(true);
     });
 
+    it('holds spending against a cap from both handles at once: only what fits is held, and settling books it', async () => {
+      const [a, b] = await twoHandles(kind);
+      // Ten racing holds of $30 against a $100 cap: three fit.
+      const holds = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? a : b).holdSpend('tenant:t', `h${i}`, 30, 100, 60_000)),
+      );
+      expect(holds.filter((h) => h.held)).toHaveLength(3);
+      const holders = holds.flatMap((h, i) => (h.held ? [`h${i}`] : []));
+      // The calls cost less than their worst case: what they really cost is booked, the holds end.
+      for (const holder of holders) await b.settleSpend('tenant:t', holder, 10);
+      expect((await a.holdSpend('tenant:t', 'next', 70, 100, 60_000)).held).toBe(true);
+      expect(await a.holdSpend('tenant:t', 'over', 1, 100, 60_000)).toEqual({ held: false, committedUsd: 100 });
+      // A hold whose worker died expires.
+      await a.settleSpend('tenant:t', 'next', 0);
+      expect((await b.holdSpend('tenant:t', 'short', 70, 100, 1)).held).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+      expect((await a.holdSpend('tenant:t', 'after', 70, 100, 60_000)).held).toBe(true);
+    });
+
     it('admits a tree one call at a time: a sibling waits for the turn, reporting fair-share', async () => {
       const [a, b] = await twoHandles(kind);
       const limiter = (store: LimiterStore) =>

@@ -2,11 +2,16 @@
 // worst case (prompt bytes, the whole output limit) would pass the cap is never sent — the provider's
 // recorded requests prove it — and its turn ends `budget` naming the cap and the estimate. A model with no
 // price under a cap is refused too: the cap fails closed.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
 import { auditCosts } from '../../src/audit/audit-costs.js';
 import { auditSession } from '../../src/audit/audit-session.js';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
+import { FleetLimiter } from '../../src/limiter/fleet-limiter.js';
+import { SqliteLimiterStore } from '../../src/limiter/sqlite-limiter-store.js';
 import { costOf } from '../../src/providers/pricing.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
 import { startHarness, TEST_MODEL, waitForState, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
@@ -67,6 +72,40 @@ describe('a session cost cap', () => {
       e.type === 'assistant/message' && e.cost ? { ...e, cost: { ...e.cost, usd: e.cost.usd / 2 } } : e,
     );
     expect(auditCosts(forged).mismatched).toEqual(['1.1']);
+  });
+});
+
+describe("a tenant's cost cap across its sessions", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dh-tenant-cap-'));
+    const limiter = new FleetLimiter({
+      store: SqliteLimiterStore.open(join(dir, 'sessions.limits.db')),
+      bucket: 'scripted:test',
+      quota: {},
+      tenants: { acme: { costCapUsd: 300 } },
+    });
+    h = await startHarness({
+      script: { replies: [{ text: 'an expensive answer', usage: { prompt_tokens: 50_000, completion_tokens: 10 } }] },
+      fleet: { pricing: { [`scripted/${TEST_MODEL}`]: PRICE }, limiter, tenant: 'acme' },
+    });
+  });
+  afterAll(async () => h?.stop());
+
+  it("refuses another session's call once the tenant's spending and holds leave no room for its worst case", async () => {
+    const first = await h.start('acme-1');
+    await first.signal(followupSignal, { content: 'first' });
+    expect(turnEnds(await waitForTurnEnd(h.store, 'acme-1', 1))).toEqual(['1:completed:-']);
+    // acme-1 spent $50.02; acme-2's call may cost ~$257: together past the tenant's $300.
+    const second = await h.start('acme-2');
+    await second.signal(followupSignal, { content: 'second' });
+    const events = await waitForTurnEnd(h.store, 'acme-2', 1);
+    expect(turnEnds(events)).toEqual(['1:budget:COST_CAP_EXCEEDED']);
+    const end = events.findLast((e) => e.type === 'turn/end');
+    expect(end?.type === 'turn/end' && end.error?.message).toMatch(
+      /the tenant "acme" cost cap \(\$300\) would be exceeded: its sessions committed \$50\.02, and this call may cost up to/,
+    );
+    expect(chatCalls(h)).toHaveLength(1);
   });
 });
 
