@@ -10,6 +10,8 @@ import { toEvent, type SessionEvent } from '../../src/core/index.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import type { DeltaChannel, LiveDeltaDraft } from '../../src/streaming/delta-channel.js';
 import { openDeltaChannel } from '../../src/streaming/open-delta-channel.js';
+import { limiterWaitLabel } from '../../src/streaming/limiter-wait-label.js';
+import { liveStreamPlugin } from '../../src/streaming/live-stream-plugin.js';
 import { SessionFollower, type FollowOp } from '../../src/streaming/session-follower.js';
 import {
   assistantMessage,
@@ -225,6 +227,30 @@ describe('SessionFollower on the SQLite side channel', () => {
       ),
     ]);
     expect(summary(await viewer.poll())).toEqual(['tool/result', 'progress:c2:count_up:2/3:still running']);
+  });
+
+  it("shows a step's wait for the fleet limiter, as the plugin publishes it, until the step's answer is logged", async () => {
+    await openStep('limited');
+    const viewer = new SessionFollower(store, channel, 'limited');
+    await viewer.poll();
+    const plugin = liveStreamPlugin(channel);
+    const context = { sessionId: 'limited', turn: 1, step: 1, events: [] };
+    plugin.onLimiterWait?.({ reason: 'rate-limit', ahead: 3, waitMs: 1_500, attempt: 1, at: Date.now() }, context);
+    await channel.flush();
+    const ops = await viewer.poll();
+    expect(ops).toEqual([{ type: 'limiter-wait', turn: 1, step: 1, reason: 'rate-limit', ahead: 3, waitMs: 1_500 }]);
+    const wait = ops[0];
+    if (wait?.type !== 'limiter-wait') throw new Error('no limiter-wait op');
+    expect(limiterWaitLabel(wait)).toBe("waiting for the provider's rate limit (3 ahead, ~2 s)…");
+    expect(limiterWaitLabel({ ...wait, reason: 'fair-share', ahead: 1, waitMs: 0 })).toBe(
+      "waiting for this session tree's turn at the provider (1 ahead)…",
+    );
+
+    // Once the answer is logged, a late wait row of that step is not news.
+    await store.append('limited', 6, [assistantMessage(6, 1, 1, 'done')]);
+    plugin.onLimiterWait?.({ reason: 'rate-limit', ahead: 1, waitMs: 500, attempt: 1, at: Date.now() }, context);
+    await channel.flush();
+    expect(summary(await viewer.poll())).toEqual(['answer:done']);
   });
 
   it('prunes the deltas of steps whose answers are logged', async () => {
