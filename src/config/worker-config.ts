@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { DhError, type CallConfig } from '../core/index.js';
 import { ADAPTER_OWNED_FIELDS } from '../providers/wire-body.js';
 import { LOG_KEY_ENV, logKeyFromEnv, type LogKey } from '../stores/log-key.js';
+import { loadPricing, type PricingTable } from '../providers/pricing.js';
+import { readFleetConfig, type FleetConfig } from './fleet-config.js';
 import { chooseProvider } from './provider-choice.js';
 
 export const ConfigErrorCode = 'INVALID_CONFIG';
@@ -124,6 +126,10 @@ export interface WorkerConfig {
   readonly subagentDepth: number;
   /** DH_LOG_KEY: the store MACs every row it inserts, and audit and import verify the MACs. */
   readonly logKey?: LogKey;
+  /** The fleet controls (DH_LIMITS, DH_RATE_LIMIT_*, DH_TENANT, DH_SESSION_COST_CAP_USD) for this provider. */
+  readonly fleet: FleetConfig;
+  /** Model prices (DH_PRICING over the defaults). */
+  readonly pricing: PricingTable;
 }
 
 export const DEFAULT_MODELS: Readonly<Record<string, string>> = {
@@ -200,6 +206,8 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     approvalDeny: names(e.DH_APPROVAL_DENY),
     subagentDepth: e.DH_SUBAGENT_DEPTH ?? 0,
     ...(logKey !== undefined ? { logKey } : {}),
+    fleet: readFleetConfig(provider, env),
+    pricing: loadPricing(env),
   };
 }
 

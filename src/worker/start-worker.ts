@@ -6,10 +6,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { workerDataConverterFromEnv } from '../codec/aes-gcm-codec.js';
 import { temporalTlsFromEnv } from '../config/temporal-tls.js';
-import { readFleetConfig } from '../config/fleet-config.js';
 import { readWorkerConfig, type WorkerConfig } from '../config/worker-config.js';
 import { openFleetLimiter } from '../limiter/open-fleet-limiter.js';
-import { loadPricing } from '../providers/pricing.js';
 import { isBuiltinProvider, modelEntry, workerMaxTokens, workerProfile } from '../config/worker-profile.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { startTelemetry } from '../observability/telemetry.js';
@@ -49,9 +47,7 @@ export async function startWorker(
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
   // MCP servers before anything else opens: one that cannot start fails the start, naming it.
   const mcp = await startWorkerMcp(config, log);
-  // Read before the store opens: a bad quota or cap fails the start, naming its variable.
-  const fleet = readFleetConfig(profile.name);
-  const pricing = loadPricing();
+  const { fleet, pricing } = config;
   const store = await openSessionStore(config.store, { logKey: config.logKey }).catch(async (error: unknown) => {
     await mcp?.hub.close();
     throw error;
