@@ -1,6 +1,7 @@
 // Admission of model calls against one provider quota shared by every session, subagent and worker: a
 // fair turn per session tree, a GCRA reservation on the account's (and the tenant's) request and token
 // clocks, a concurrency lease, and the provider's own answers (`retry-after`, exhausted quotas) pausing all.
+import { DhError, TransientError } from '../core/errors.js';
 import { requestSpacingMs, tokenSpacingMs, type BucketCost } from './gcra.js';
 import type { BucketDraw, LimiterStore } from './limiter-store.js';
 
@@ -62,6 +63,8 @@ export interface FleetLimiterOptions {
   readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
+export const LIMITER_UNAVAILABLE = 'LIMITER_UNAVAILABLE';
+
 /** The most one wait sleeps before it reports (and heartbeats) again. */
 const REPORT_EVERY_MS = 1_000;
 /** A 429 that says nothing about when to retry pauses the bucket this long. */
@@ -97,7 +100,11 @@ export class FleetLimiter {
    * if the provider paused the bucket meanwhile), then a lease when concurrency is capped. Never an error
    * for waiting; an aborted wait resolves at once (nothing was sent, the caller sees its signal).
    */
-  async admit(request: AdmissionRequest): Promise<Admission> {
+  admit(request: AdmissionRequest): Promise<Admission> {
+    return this.#guard(() => this.#admit(request));
+  }
+
+  async #admit(request: AdmissionRequest): Promise<Admission> {
     const started = Date.now();
     const { fairKey, holder, signal } = request;
     const draws = this.#draws(request);
@@ -139,7 +146,11 @@ export class FleetLimiter {
   }
 
   /** Corrects the call's token charge by what it really used (prompt + output, as the provider counted). */
-  async settle(admission: Admission, usedTokens: number, tenant?: string): Promise<void> {
+  settle(admission: Admission, usedTokens: number, tenant?: string): Promise<void> {
+    return this.#guard(() => this.#settle(admission, usedTokens, tenant));
+  }
+
+  async #settle(admission: Admission, usedTokens: number, tenant?: string): Promise<void> {
     const delta = usedTokens - admission.tokens;
     if (delta === 0) return;
     const moves: Promise<void>[] = [];
@@ -156,9 +167,9 @@ export class FleetLimiter {
    * The provider said to wait (a 429's `retry-after`, or a quota header at zero): every caller of the account
    * pauses, with up to 10% jitter so the fleet does not come back in one burst.
    */
-  async backoff(forMs: number | undefined): Promise<void> {
+  backoff(forMs: number | undefined): Promise<void> {
     const pause = forMs !== undefined && forMs > 0 ? forMs : DEFAULT_BACKOFF_MS;
-    await this.#store.block(this.#bucket, pause * (1 + 0.1 * this.#random()));
+    return this.#guard(() => this.#store.block(this.#bucket, pause * (1 + 0.1 * this.#random())));
   }
 
   /** The tenant's cost cap, when it has one. */
@@ -178,14 +189,14 @@ export class FleetLimiter {
   ): Promise<{ held: boolean; committedUsd: number; capUsd: number } | undefined> {
     const capUsd = this.tenantCostCapUsd(tenant);
     if (capUsd === undefined) return undefined;
-    const hold = await this.#store.holdSpend(tenantBucket(tenant), holder, worstUsd, capUsd, ttlMs);
+    const hold = await this.#guard(() => this.#store.holdSpend(tenantBucket(tenant), holder, worstUsd, capUsd, ttlMs));
     return { ...hold, capUsd };
   }
 
   /** Ends the call's hold and books what it cost (0 for a call that failed before an answer). */
   async settleTenantSpend(tenant: string, holder: string, usd: number): Promise<void> {
     if (this.tenantCostCapUsd(tenant) === undefined) return;
-    await this.#store.settleSpend(tenantBucket(tenant), holder, usd);
+    await this.#guard(() => this.#store.settleSpend(tenantBucket(tenant), holder, usd));
   }
 
   async close(): Promise<void> {
@@ -251,6 +262,25 @@ export class FleetLimiter {
         await this.#store.releaseLease(this.#bucket, holder).catch(() => undefined);
       },
     };
+  }
+
+  /**
+   * The store's failures, classified once here: an unreachable or failing database is transient (Temporal
+   * retries the step), never an unclassified error that would end the turn.
+   */
+  async #guard<T>(operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      if (error instanceof DhError) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new TransientError(
+        LIMITER_UNAVAILABLE,
+        `the fleet limiter's store failed: ${reason}`,
+        { bucket: this.#bucket },
+        { cause: error },
+      );
+    }
   }
 
   #jitter(ms: number): number {

@@ -201,6 +201,18 @@ for (const kind of Object.keys(backends)) {
       expect(slept.length).toBeGreaterThan(1);
     });
 
+    it('classifies a failing store as transient (Temporal retries the step; the turn does not end)', async () => {
+      const [a] = await twoHandles(kind);
+      const limiter = new FleetLimiter({ store: a, bucket: 'acct', quota: { requestsPerMinute: 60 } });
+      await a.close();
+      opened.splice(opened.indexOf(a), 1);
+      await expect(limiter.admit({ fairKey: 'r', holder: 'h', tokens: 1 })).rejects.toMatchObject({
+        code: 'LIMITER_UNAVAILABLE',
+        retryable: true,
+      });
+      await expect(limiter.backoff(10)).rejects.toMatchObject({ code: 'LIMITER_UNAVAILABLE' });
+    });
+
     it('an aborted wait resolves at once', async () => {
       const [a] = await twoHandles(kind);
       await a.reserve([{ bucket: 'acct', cost: { requestMs: 60_000, tokenMs: 0 } }]);
