@@ -18,6 +18,7 @@ import { cliStartBench } from './cli-start.bench.js';
 import { workerStartBench } from './worker-start.bench.js';
 import { clusterBench } from './cluster.bench.js';
 import { ackBench } from './ack.bench.js';
+import { fleetBench } from './fleet.bench.js';
 
 const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   append: storeAppendBench,
@@ -35,6 +36,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   'worker-start': () => workerStartBench(),
   cluster: () => clusterBench(),
   ack: () => ackBench(),
+  fleet: () => fleetBench(),
 };
 
 const onlyIndex = process.argv.indexOf('--only');

@@ -132,7 +132,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { name: 'DH_BENCH_CLUSTER_ROUNDS', area: 'bench', meaning: 'cluster: rounds (3)' },
   { name: 'DH_BENCH_FLEET_SESSIONS', area: 'bench', meaning: 'fleet: sessions of the quota runs (200)' },
   { name: 'DH_BENCH_FLEET_STEPS', area: 'bench', meaning: 'fleet: model steps per session (5)' },
-  { name: 'DH_BENCH_FLEET_RPM', area: 'bench', meaning: "fleet: the scripted provider's requests per minute (1200)" },
+  { name: 'DH_BENCH_FLEET_RPM', area: 'bench', meaning: "fleet: the scripted provider's requests per minute (600)" },
   { name: 'DH_BENCH_FLEET_CAP_S', area: 'bench', meaning: 'fleet: seconds the no-limiter run is waited for (120)' },
   { name: 'DH_BENCH_FLEET_ROUNDS', area: 'bench', meaning: 'fleet: rounds of the overhead runs (3)' },
   { name: 'DH_BENCH_FLEET_TENANTS', area: 'bench', meaning: 'fleet: 0 skips the two-tenant run' },

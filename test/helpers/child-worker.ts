@@ -38,6 +38,10 @@ export interface WorkerProcessConfig {
   readonly fleetQuota?: { requestsPerMinute?: number; tokensPerMinute?: number; maxConcurrent?: number };
   /** Concurrent model steps on this worker (DH_MODEL_CONCURRENCY); 16 when absent. */
   readonly modelConcurrency?: number;
+  /** The tenant this worker's sessions belong to (DH_TENANT): its quota in `tenants` is drawn on too. */
+  readonly tenant?: string;
+  /** Tenants' own quotas, given to the fleet limiter (DH_LIMITS' `tenants`); used only with `fleetQuota`. */
+  readonly tenants?: Record<string, { requestsPerMinute?: number; tokensPerMinute?: number }>;
 }
 
 export interface ChildWorkerOptions {

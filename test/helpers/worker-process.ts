@@ -56,6 +56,7 @@ const limiter =
         store: await openLimiterStore(config.storeUrl ?? config.storePath),
         bucket: quotaBucket(profile, apiKey),
         quota: config.fleetQuota,
+        ...(config.tenants !== undefined ? { tenants: config.tenants } : {}),
       })
     : undefined;
 const tools = new Map<string, ToolDefinition>(
@@ -77,6 +78,7 @@ const worker = await createSessionWorker({
     apiKey,
     tools,
     ...(limiter !== undefined ? { limiter } : {}),
+    ...(config.tenant !== undefined ? { tenant: config.tenant } : {}),
     composeHeader: defaultHeaderComposer({
       config: { provider: profile.name, model: TEST_MODEL, includeUsage: true },
       system: 'You are a test agent.',
