@@ -126,7 +126,7 @@ export interface WorkerConfig {
   readonly subagentDepth: number;
   /** DH_LOG_KEY: the store MACs every row it inserts, and audit and import verify the MACs. */
   readonly logKey?: LogKey;
-  /** The fleet controls (DH_LIMITS, DH_RATE_LIMIT_*, DH_TENANT, DH_SESSION_COST_CAP_USD) for this provider. */
+  /** The fleet controls (DH_LIMITS, DH_RATE_LIMIT_RPM and the rest, DH_TENANT, DH_SESSION_COST_CAP_USD) for this provider. */
   readonly fleet: FleetConfig;
   /** Model prices (DH_PRICING over the defaults). */
   readonly pricing: PricingTable;

@@ -16,7 +16,7 @@ export interface FleetQuota {
 }
 
 /** Why a call is waiting, as `dh run`, chat and the console show it. */
-export type LimiterWaitReason = 'rate-limit' | 'provider-backoff' | 'fair-share' | 'concurrency';
+export type LimiterWaitReason = 'rate-limit' | 'tenant-quota' | 'provider-backoff' | 'fair-share' | 'concurrency';
 
 export interface LimiterWait {
   readonly reason: LimiterWaitReason;
@@ -107,40 +107,52 @@ export class FleetLimiter {
   async #admit(request: AdmissionRequest): Promise<Admission> {
     const started = Date.now();
     const { fairKey, holder, signal } = request;
-    const draws = this.#draws(request);
-    const buckets = draws.map((d) => d.bucket);
-    const spacing = Math.max(1, ...draws.map((d) => d.cost.requestMs));
-    const report = (reason: LimiterWaitReason, waitMs: number, ahead = Math.round(waitMs / spacing)): void =>
-      request.onWait?.({ reason, ahead, waitMs: Math.round(waitMs) });
+    const stages = this.#draws(request);
     const done = (): Admission => ({ waitedMs: Date.now() - started, tokens: request.tokens, release: async () => {} });
+    const report = (reason: LimiterWaitReason, waitMs: number, ahead: number): void =>
+      request.onWait?.({ reason, ahead, waitMs: Math.round(waitMs) });
+    if (stages.length === 0) return await this.#lease(request, started, report);
 
-    if (draws.length > 0) {
-      let turnHeld = false;
-      try {
+    const accountSpacing = Math.max(1, this.#accountSpacingMs());
+    let turnHeld = false;
+    try {
+      while (!(await this.#store.claimTurn(this.#bucket, fairKey, holder, this.#ttlMs))) {
+        if (signal?.aborted) return done();
+        const backlog = await this.#store.backlogMs(this.#bucket);
+        report('fair-share', backlog, Math.round(backlog / accountSpacing) + 1);
+        await this.#sleep(this.#jitter(this.#pollMs), signal);
+      }
+      turnHeld = true;
+      const renewTurn = () => this.#store.claimTurn(this.#bucket, fairKey, holder, this.#ttlMs).then(() => undefined);
+      // One bucket after the other, the tenant's first: a tenant's backlog waits on its own clock, and only a
+      // call its tenant has let through takes a slot on the account's clock, which every tenant shares.
+      for (const stage of stages) {
+        const account = stage.bucket === this.#bucket;
+        const reason: LimiterWaitReason = account ? 'rate-limit' : 'tenant-quota';
+        const spacing = Math.max(1, stage.cost.requestMs);
         for (;;) {
           if (signal?.aborted) return done();
-          if (!(await this.#store.claimTurn(this.#bucket, fairKey, holder, this.#ttlMs))) {
-            const backlog = await this.#store.backlogMs(this.#bucket);
-            report('fair-share', backlog, Math.round(backlog / spacing) + 1);
-            await this.#sleep(this.#jitter(this.#pollMs), signal);
-            continue;
-          }
-          turnHeld = true;
-          const blocked = await this.#store.blockedFor(buckets);
+          const blocked = account ? await this.#store.blockedFor([this.#bucket]) : 0;
           if (blocked > 0) {
-            report('provider-backoff', blocked);
+            report('provider-backoff', blocked, Math.round(blocked / spacing));
             await this.#sleep(Math.min(REPORT_EVERY_MS, this.#jitter(blocked)), signal);
             continue;
           }
-          const { waitMs } = await this.#store.reserve(draws);
-          if (!(await this.#waitOut(waitMs, report, signal))) return done();
+          const { waitMs } = await this.#store.reserve([stage]);
+          const waited = await this.#waitOut(
+            waitMs,
+            (left) => report(reason, left, Math.round(left / spacing)),
+            signal,
+            renewTurn,
+          );
+          if (!waited) return done();
           // A pause the provider asked for while we waited voids the reservation: reserve again after it.
-          if ((await this.#store.blockedFor(buckets)) > 0) continue;
+          if (account && (await this.#store.blockedFor([this.#bucket])) > 0) continue;
           break;
         }
-      } finally {
-        if (turnHeld) await this.#store.releaseTurn(this.#bucket, fairKey, holder).catch(() => undefined);
       }
+    } finally {
+      if (turnHeld) await this.#store.releaseTurn(this.#bucket, fairKey, holder).catch(() => undefined);
     }
     return await this.#lease(request, started, report);
   }
@@ -203,29 +215,40 @@ export class FleetLimiter {
     await this.#store.close();
   }
 
+  /** The buckets a call draws on, in the order it waits for them: its tenant's, then the account's. */
   #draws(request: AdmissionRequest): BucketDraw[] {
     const draws: BucketDraw[] = [];
-    const own = costOf(this.#quota, request.tokens);
-    if (own.requestMs > 0 || own.tokenMs > 0) draws.push({ bucket: this.#bucket, cost: own });
     const tenantQuota = request.tenant !== undefined ? this.#tenants[request.tenant] : undefined;
     if (request.tenant !== undefined && tenantQuota) {
       const theirs = costOf(tenantQuota, request.tokens);
       if (theirs.requestMs > 0 || theirs.tokenMs > 0)
         draws.push({ bucket: tenantBucket(request.tenant), cost: theirs });
     }
+    const own = costOf(this.#quota, request.tokens);
+    if (own.requestMs > 0 || own.tokenMs > 0) draws.push({ bucket: this.#bucket, cost: own });
     return draws;
   }
 
-  /** Sleeps out a reservation, reporting each second; false when aborted. */
+  #accountSpacingMs(): number {
+    return requestSpacingMs(this.#quota.requestsPerMinute);
+  }
+
+  /** Sleeps out a reservation, reporting each second and renewing the tree's turn; false when aborted. */
   async #waitOut(
     waitMs: number,
-    report: (reason: LimiterWaitReason, waitMs: number) => void,
+    report: (leftMs: number) => void,
     signal: AbortSignal | undefined,
+    renew: () => Promise<void>,
   ): Promise<boolean> {
     const until = Date.now() + waitMs;
+    let renewedAt = Date.now();
     for (let left = waitMs; left > 0; left = until - Date.now()) {
       if (signal?.aborted) return false;
-      report('rate-limit', left);
+      report(left);
+      if (Date.now() - renewedAt >= this.#ttlMs / 3) {
+        renewedAt = Date.now();
+        await renew();
+      }
       await this.#sleep(Math.min(REPORT_EVERY_MS, left), signal);
     }
     return signal?.aborted !== true;
@@ -234,7 +257,7 @@ export class FleetLimiter {
   async #lease(
     request: AdmissionRequest,
     started: number,
-    report: (reason: LimiterWaitReason, waitMs: number, ahead?: number) => void,
+    report: (reason: LimiterWaitReason, waitMs: number, ahead: number) => void,
   ): Promise<Admission> {
     const max = this.#quota.maxConcurrent;
     const { holder, signal } = request;

@@ -52,7 +52,7 @@ export interface ToolProgressReport extends ToolProgress {
 
 /** A model step waiting for the fleet limiter (live only, never logged): why, and how many calls are ahead. */
 export interface LimiterWaitReport {
-  readonly reason: 'rate-limit' | 'provider-backoff' | 'fair-share' | 'concurrency';
+  readonly reason: 'rate-limit' | 'tenant-quota' | 'provider-backoff' | 'fair-share' | 'concurrency';
   /** Calls of the fleet ahead of this one (an estimate). */
   readonly ahead: number;
   /** Expected wait left, in milliseconds (0 when unknown). */

@@ -3,6 +3,7 @@ import type { FollowOp } from './session-follower.js';
 
 const REASONS: Readonly<Record<string, string>> = {
   'rate-limit': "waiting for the provider's rate limit",
+  'tenant-quota': "waiting for the tenant's rate limit",
   'provider-backoff': 'waiting: the provider asked to slow down',
   'fair-share': "waiting for this session tree's turn at the provider",
   concurrency: 'waiting for a free provider slot',

@@ -177,6 +177,27 @@ for (const kind of Object.keys(backends)) {
       expect(other.waitedMs).toBeLessThan(60_000);
     });
 
+    it("keeps a saturated tenant's backlog on its own clock: another tenant's call is not queued behind it", async () => {
+      const [a, b] = await twoHandles(kind);
+      const tenants = { busy: { requestsPerMinute: 60 } }; // one call a second for the busy tenant
+      const quota = { requestsPerMinute: 6_000 }; // the account has room for far more
+      const busy = new FleetLimiter({ store: a, bucket: 'acct', quota, tenants });
+      const other = new FleetLimiter({ store: b, bucket: 'acct', quota, tenants });
+      const order: string[] = [];
+      const busyCalls = [0, 1, 2].map((i) =>
+        busy.admit({ fairKey: `busy-${i}`, holder: `busy-${i}`, tokens: 1, tenant: 'busy' }).then(() => {
+          order.push(`busy-${i}`);
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 100));
+      await other.admit({ fairKey: 'other', holder: 'other', tokens: 1 });
+      order.push('other');
+      await Promise.all(busyCalls);
+      // The busy tenant's third call waits ~2 s on its own clock; the other tenant's went first.
+      expect(order.indexOf('other')).toBeLessThan(order.indexOf('busy-2'));
+      expect(await a.backlogMs('acct')).toBeLessThan(1_000);
+    });
+
     it('re-reserves after a pause the provider asked for while the call slept out its slot', async () => {
       const [a] = await twoHandles(kind);
       const slept: number[] = [];
