@@ -618,10 +618,10 @@ function render(r: Report): BenchSection {
       `| steps answered / turns completed | ${aloneWait.length} / ${t.alone.completed} | ${busyWait.length} / ${t.busy.completed} | |`,
       `| wall of the run | ${s1(t.alone.wallMs)} | ${s1(t.busy.wallMs)}${t.busy.capped ? ' (cap)' : ''} | ${x(t.busy.wallMs / t.alone.wallMs)} |`,
       '',
-      `A's own queue is ${t.aSessions} calls × ${fmt(60_000 / t.aRpm)} ms = ${s1(aQueueMs)} by arithmetic. A B step waiting about that long means B queues`,
-      "behind A's tenant clock: a reservation drawing on A's clock and the account's starts at the later of the two and",
-      "moves the account's clock to that start too (`reserve` in src/limiter/gcra.ts), so the account's clock runs as far",
-      "ahead as A's queue, and B, drawing on the account's clock alone, starts after all of A's reserved calls.",
+      `A's own queue is ${t.aSessions} calls × ${fmt(60_000 / t.aRpm)} ms = ${s1(aQueueMs)} by arithmetic. A B step waiting about that long`,
+      "would mean B queues behind A's backlog; a B step within a few milliseconds of its wait alone means A's backlog",
+      "stays on A's own clock (a call waits out its tenant's reservation before it takes one on the account's clock,",
+      'src/limiter/fleet-limiter.ts).',
     );
   }
   return { title: 'Fleet rate limiter', command: 'npm run bench -- --only fleet', body: body.join('\n') };
