@@ -21,6 +21,7 @@ export function lateLiveStream(): LateLiveStream {
       onRequest: (request, context) => live?.onRequest?.(request, context),
       onStreamDelta: (delta, context) => live?.onStreamDelta?.(delta, context),
       onToolProgress: (report, context) => live?.onToolProgress?.(report, context),
+      onLimiterWait: (report, context) => live?.onLimiterWait?.(report, context),
     },
     bind(storePath) {
       channel = openDeltaChannel(storePath);

@@ -29,6 +29,8 @@ export class LiveRenderer {
   #spinnerTimer: NodeJS.Timeout | null = null;
   #frame = 0;
   #drawn = false;
+  /** The limiter wait last noted (step and reason): a wait is noted once, then only relabels the spinner. */
+  #limiterNoted: string | null = null;
 
   constructor(options: LiveRendererOptions) {
     this.#sessionId = options.sessionId;
@@ -81,9 +83,17 @@ export class LiveRenderer {
         this.waiting(`running ${op.name} ${count}…`);
         return;
       }
-      case 'limiter-wait':
-        this.waiting(limiterWaitLabel(op));
+      case 'limiter-wait': {
+        // One line when a step starts waiting (or waits for another reason): logs without a TTY see it too.
+        const label = limiterWaitLabel(op);
+        const key = `${op.turn}.${op.step}:${op.reason}`;
+        if (key !== this.#limiterNoted) {
+          this.#limiterNoted = key;
+          this.note(`⏳ ${label}`);
+        }
+        this.waiting(label);
         return;
+      }
       case 'retry':
         this.note(`↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
         return;
