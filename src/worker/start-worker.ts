@@ -57,6 +57,7 @@ export async function startWorker(
     await mcp?.hub.close();
     throw error;
   });
+  if (limiter) log.info(fleetLine(limiter.bucket, fleet), { limiterBucket: limiter.bucket });
   const hooks = createPluginRuntime({
     plugins: [...(plugins ?? defaultPlugins(config, mcp?.tools)), ...(telemetry ? [telemetry.plugin] : [])],
     seed: {
@@ -173,6 +174,18 @@ async function contextWindowOf(
     { contextWindow: listed },
   );
   return { tokens: listed, from: 'assumed' };
+}
+
+/** The start-up line that says the fleet limiter is on, for which account, at what quota. */
+function fleetLine(bucket: string, fleet: WorkerConfig['fleet']): string {
+  const { requestsPerMinute, tokensPerMinute, maxConcurrent } = fleet.quota;
+  const parts = [
+    ...(requestsPerMinute !== undefined ? [`${requestsPerMinute} requests/min`] : []),
+    ...(tokensPerMinute !== undefined ? [`${tokensPerMinute} tokens/min`] : []),
+    ...(maxConcurrent !== undefined ? [`${maxConcurrent} calls at once`] : []),
+  ];
+  const tenant = fleet.tenant !== undefined ? `; tenant ${fleet.tenant}` : '';
+  return `fleet limiter on for account ${bucket}: ${parts.length > 0 ? parts.join(', ') : 'no account quota'}${tenant}`;
 }
 
 /** Starts a worker from the environment's configuration and runs it until SIGINT or SIGTERM. */

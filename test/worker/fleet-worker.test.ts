@@ -59,9 +59,12 @@ describe('the fleet controls through the real worker', () => {
       DH_SESSION_COST_CAP_USD: '1',
     });
     expect(config.modelConcurrency).toBe(FLEET_MODEL_CONCURRENCY);
+    const lines: string[] = [];
     const worker = await startWorker(config, [systemPromptPlugin('You are a test agent.')], {
-      log: createLogger({ level: 'warn', write: () => undefined }),
+      log: createLogger({ level: 'info', write: (line) => lines.push(line) }),
     });
+    // The operator is told the limiter is on, for which account (a digest, never the key), at what quota.
+    expect(lines.join('\n')).toMatch(/fleet limiter on for account fleetllm:[0-9a-f]{16}: 120 requests\/min/);
     const running = worker.run();
     const store = SqliteSessionStore.open(config.store);
     try {
