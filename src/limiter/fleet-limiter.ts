@@ -96,9 +96,9 @@ export class FleetLimiter {
   }
 
   /**
-   * Waits until the call may go: its tree's turn, then a reservation on every bucket it draws on (re-made
-   * if the provider paused the bucket meanwhile), then a lease when concurrency is capped. Never an error
-   * for waiting; an aborted wait resolves at once (nothing was sent, the caller sees its signal).
+   * Waits until the call may go: its tree's turn, then a reservation on each bucket it draws on, its tenant's
+   * first (the account's re-made if the provider paused it meanwhile), then a lease when concurrency is capped.
+   * Never an error for waiting; an aborted wait resolves at once (nothing was sent, the caller sees its signal).
    */
   admit(request: AdmissionRequest): Promise<Admission> {
     return this.#guard(() => this.#admit(request));
@@ -135,6 +135,7 @@ export class FleetLimiter {
           const blocked = account ? await this.#store.blockedFor([this.#bucket]) : 0;
           if (blocked > 0) {
             report('provider-backoff', blocked, Math.round(blocked / spacing));
+            await renewTurn(); // a pause may outlast the turn's TTL
             await this.#sleep(Math.min(REPORT_EVERY_MS, this.#jitter(blocked)), signal);
             continue;
           }
