@@ -1,6 +1,6 @@
 // How `dh run` / `dh attach` render a running tool call's progress: one plain note line per update on
 // stderr between the call's `→` and `←` lines, `… <tool> <progress>[/<total>] [message]`; nothing on
-// stdout, no cursor codes without a TTY.
+// stdout, no cursor codes without a TTY; and a note arriving mid-answer never splits a piped stdout.
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { toEvent, type EventOf } from '../../src/core/index.js';
@@ -81,5 +81,30 @@ describe('LiveRenderer: tool progress', () => {
     renderer.close();
     expect(err.text()).toContain('\x1b[2m… count_up 2/5 two\x1b[0m\n');
     expect(err.text()).toContain('running count_up 2/5…');
+  });
+});
+
+describe('LiveRenderer: a note while the answer streams', () => {
+  const text = (t: string): FollowOp => ({ type: 'text', turn: 1, step: 1, text: t });
+
+  it('leaves a piped stdout holding exactly the answer', () => {
+    const out = sink();
+    const err = sink();
+    const renderer = new LiveRenderer({ sessionId: 's', out: out.stream, err: err.stream, tty: false });
+    renderer.op(text('done, on'));
+    renderer.note('dh: a worker now polls task queue "q"; session s goes on');
+    renderer.op(text('ce a worker came'));
+    renderer.close();
+    expect(out.text()).toBe('done, once a worker came\n');
+    expect(err.text()).toBe('dh: a worker now polls task queue "q"; session s goes on\n');
+  });
+
+  it('on a terminal stdout, ends the answer line first so the note gets a line of its own', () => {
+    const out = sink();
+    Object.assign(out.stream, { isTTY: true });
+    const renderer = new LiveRenderer({ sessionId: 's', out: out.stream, err: sink().stream, tty: false });
+    renderer.op(text('half'));
+    renderer.note('a note');
+    expect(out.text()).toBe('half\n');
   });
 });

@@ -25,6 +25,8 @@ export class LiveRenderer {
   readonly #tty: boolean;
   readonly #hide: ReadonlySet<string>;
   #outAtLineStart = true;
+  /** stdout is a terminal, shared with stderr's notes: a note mid-answer ends the answer's line first. */
+  readonly #outOnScreen: boolean;
   #spinnerLabel: string | null = null;
   #spinnerTimer: NodeJS.Timeout | null = null;
   #frame = 0;
@@ -35,6 +37,7 @@ export class LiveRenderer {
   constructor(options: LiveRendererOptions) {
     this.#sessionId = options.sessionId;
     this.#out = options.out ?? process.stdout;
+    this.#outOnScreen = (this.#out as { isTTY?: boolean }).isTTY === true;
     this.#err = options.err ?? process.stderr;
     this.#tty = options.tty ?? (process.stderr.isTTY === true && process.env.NO_COLOR === undefined);
     this.#hide = options.hideMessageIds ?? new Set();
@@ -55,10 +58,14 @@ export class LiveRenderer {
     this.#draw();
   }
 
-  /** A one-line note on stderr. */
+  /**
+   * A one-line note on stderr. On a terminal it starts on a line of its own; with stdout piped (a file, another
+   * program) stdout is left as is, so it holds the answer exactly — a note arriving mid-stream (a worker that
+   * appeared, an interrupt) never splits it.
+   */
   note(line: string): void {
     this.#clearSpinner();
-    this.#endOutLine();
+    if (this.#outOnScreen) this.#endOutLine();
     this.#err.write(`${this.#tty ? `\x1b[2m${line}\x1b[0m` : line}\n`);
     this.#resumeSpinner();
   }
