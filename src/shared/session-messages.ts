@@ -2,7 +2,8 @@
 // zod schemas of their payloads. Any Temporal client (or the `temporal` CLI) speaks these.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
-import { InboxTarget, UserContent } from '../core/index.js';
+import { InboxTarget } from '../core/event-fields.js';
+import { UserContent } from '../core/messages.js';
 
 /**
  * Largest accepted message content in characters of content (UTF-16 code units, as JavaScript's
