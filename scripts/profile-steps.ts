@@ -2,9 +2,11 @@
 // bounds printed as hrtime microseconds so a `--cpu-prof` profile can be cut to it (scripts/profile-summary.mjs).
 // Run: node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx scripts/profile-steps.ts [sessions] [rounds] [--bare]
 // (`--bare`: the bare Temporal workflow of bench/bare instead, two no-op activities per step.)
+import proto from '@temporalio/proto';
 import { sessionWorkflowId } from '../src/shared/session-messages.js';
 import { startBare, startBenchServer, startSessionStack, turnReplies } from '../bench/harness.bench.js';
 
+const { EventType } = proto.temporal.api.enums.v1;
 const bareOnly = process.argv.includes('--bare');
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const sessions = Number(positional[0] ?? 100);
@@ -13,14 +15,17 @@ const toolSteps = 4;
 const tags: string[] = [];
 for (let r = -1; r < rounds; r++) for (let i = 0; i < sessions; i++) tags.push(`task r${r}s${i}:`);
 const server = await startBenchServer();
-const stack = await startSessionStack(server, {
-  script: { mode: 'match', cache: 'off', replies: tags.flatMap((tag) => turnReplies(tag, toolSteps)) },
-  modelConcurrency: 100,
-  toolConcurrency: 100,
-});
+// Only the side being profiled runs: an idle session worker's polling would count against bare.
 const bare = bareOnly ? await startBare(server) : undefined;
+const stack = bareOnly
+  ? undefined
+  : await startSessionStack(server, {
+      script: { mode: 'match', cache: 'off', replies: tags.flatMap((tag) => turnReplies(tag, toolSteps)) },
+      modelConcurrency: 100,
+      toolConcurrency: 100,
+    });
 const runRound = async (r: number): Promise<number> => {
-  if (bare) return bare.run(toolSteps + 1, sessions);
+  if (!stack) return bare?.run(toolSteps + 1, sessions) ?? 0;
   const begin = performance.now();
   const ids = Array.from({ length: sessions }, (_, i) => `r${r}s${i}`);
   await Promise.all(ids.map((id) => stack.start(id, `task ${id}: go`)));
@@ -42,17 +47,17 @@ try {
       `process CPU per step ${((cpu.user + cpu.system) / 1000 / steps).toFixed(2)} ms`,
   );
   // What the server stored for one of them: its history's events by type.
-  const workflowId = bare ? bare.lastIds[0] : sessionWorkflowId(`r${rounds - 1}s0`);
-  const client = bare ? bare.client : stack.client;
-  const history = await client.workflow.getHandle(workflowId ?? '').fetchHistory();
+  const workflowId = stack ? sessionWorkflowId(`r${rounds - 1}s0`) : bare?.lastIds[0];
+  const client = stack?.client ?? bare?.client;
+  const history = await client?.workflow.getHandle(workflowId ?? '').fetchHistory();
   const types = new Map<string, number>();
-  for (const e of history.events ?? []) {
-    const name = String(e.eventType ?? '?');
+  for (const e of history?.events ?? []) {
+    const name = (EventType[e.eventType ?? 0] ?? '?').replace(/^EVENT_TYPE_/, '');
     types.set(name, (types.get(name) ?? 0) + 1);
   }
-  console.log(`history of ${workflowId}: ${history.events?.length} events`, JSON.stringify(Object.fromEntries(types)));
+  console.log(`history of ${workflowId}: ${history?.events?.length} events`, JSON.stringify(Object.fromEntries(types)));
 } finally {
   await bare?.stop();
-  await stack.stop();
+  await stack?.stop();
   await server.stop();
 }
