@@ -28,8 +28,7 @@ export const TurnEndReason = z.enum([
 ]);
 export type TurnEndReason = z.infer<typeof TurnEndReason>;
 
-export const InboxTarget = z.enum(['next-turn', 'next-step']);
-export type InboxTarget = z.infer<typeof InboxTarget>;
+export { InboxTarget } from './inbox-target.js';
 
 /** How a message entered the inbox: one of the three presets or a raw send. */
 export const MessageOrigin = z.enum(['followup', 'steer', 'inject', 'send']);

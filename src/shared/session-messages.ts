@@ -2,7 +2,7 @@
 // zod schemas of their payloads. Any Temporal client (or the `temporal` CLI) speaks these.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
-import { InboxTarget } from '../core/event-fields.js';
+import { InboxTarget } from '../core/inbox-target.js';
 import { UserContent } from '../core/messages.js';
 
 /**
