@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../observability/workflow-tracing.js';
@@ -46,6 +46,10 @@ export async function bundleSessionWorkflowCode(
     const { code } = await bundleWorkflowCode({
       workflowsPath,
       workflowInterceptorModules: bundleInterceptorModules(options),
+      // shared-zod and zod, which it imports, are loaded once per workflow thread and shared by every
+      // workflow; the reusable VM instantiates every other module for each workflow. (A bare 'zod' here
+      // would be dropped: its package declares no side effects.)
+      preloadModules: [join(dirname(workflowsPath), `shared-zod${extname(workflowsPath)}`)],
       // Webpack's progress lines are noise; warnings and errors still show.
       logger: new DefaultLogger('WARN'),
     });

@@ -26,7 +26,7 @@ import { cacheDir } from './go-build-cache.js';
  * Bump when the cache's layout or anything in bundleSessionWorkflowCode's bundler options changes
  * (old bundles then stop matching and age out).
  */
-export const BUNDLE_CACHE_FORMAT = 1;
+export const BUNDLE_CACHE_FORMAT = 2;
 /** `DH_WORKFLOW_BUNDLE_CACHE=off`: workers bundle the workflows from source at every start. */
 export const BUNDLE_CACHE_ENV = 'DH_WORKFLOW_BUNDLE_CACHE';
 /** Bundles kept; older ones (by last use) are deleted after a new one is written. */

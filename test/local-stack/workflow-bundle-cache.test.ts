@@ -301,6 +301,10 @@ describe('with the real bundler', { timeout: 180_000 }, () => {
     const codePath = codePathOf(results[0]);
     expect(codePathOf(results[1])).toBe(codePath);
     expect(await bundleHasTracing(codePath)).toBe(false);
+    // zod is loaded once per workflow thread and shared, not instantiated for every workflow.
+    const code = await readFile(codePath, 'utf8');
+    const preload = /exports\.preloadModules = function preloadModules\(\) \{([^}]*)\}/.exec(code)?.[1] ?? '';
+    expect(preload).toMatch(/__webpack_require__\(.*"\.\/src\/workflows\/shared-zod\.ts"\)/);
     const history = historyFromJSONObject(
       JSON.parse(
         await readFile(fileURLToPath(new URL('../fixtures/histories/signal-with-start.json', import.meta.url)), 'utf8'),
