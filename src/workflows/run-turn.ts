@@ -36,6 +36,7 @@ export async function runTurn(state: SessionState, proxies: SessionProxies): Pro
     // An interrupted or failed step's claim leaves `queue` with the turn's end (closeTurn's queue).
     state.inbox.settleInFlight();
     state.aborting = false;
+    state.interruptScope = null;
     state.status = 'idle';
     state.currentStep = 0;
     publishStatus(state, 'idle');

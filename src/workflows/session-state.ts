@@ -43,6 +43,8 @@ export interface SessionState {
   aborting: boolean;
   /** The scope of the interruptible activity in flight, which the interrupt signal cancels. */
   activeScope: CancellationScope | null;
+  /** The scope the running turn's interruptible activities share (see cancellable); null between turns. */
+  interruptScope: CancellationScope | null;
   lastTurnEnd: SessionStateView['lastTurnEnd'];
   readonly usage: Usage;
   hostTaskQueue: string | undefined;
@@ -90,6 +92,7 @@ export function sessionStateFrom(input: SessionWorkflowInput, newInstanceId: () 
     currentStep: 0,
     aborting: false,
     activeScope: null,
+    interruptScope: null,
     lastTurnEnd: carry?.lastTurnEnd ?? null,
     usage,
     hostTaskQueue: carry?.hostTaskQueue,

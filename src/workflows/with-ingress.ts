@@ -15,34 +15,49 @@ export interface LogCursor {
  * moved to the queue less those `claimed` (given the outcome). Messages accepted while it ran stay in the
  * ingress for the next call, or the concurrent appendInbox logs them meanwhile (logIngressWhileBusy), which
  * this call first waits out: what that one logs is then queued (and claimable) before this call starts. An
- * interrupted or failed call absorbs nothing: the next one passes them again.
+ * interrupted or failed call absorbs nothing: the next one passes them again. Not async: every step runs
+ * through here, and chained handlers make fewer promises (each one's stack recorded by the sandbox).
  */
-export async function withIngress<T extends AppendOutcome | Interrupted>(
+export function withIngress<T extends AppendOutcome | Interrupted>(
   state: SessionState,
   call: (cursor: LogCursor) => Promise<T>,
   claimed: (outcome: Exclude<T, Interrupted>) => readonly string[] = () => [],
 ): Promise<T> {
   // Only while one is in flight: runs recorded without the concurrent appendInbox never wait here.
-  if (state.ingressLogging) await condition(() => !state.ingressLogging);
+  if (state.ingressLogging) return condition(() => !state.ingressLogging).then(() => passIngress(state, call, claimed));
+  return passIngress(state, call, claimed);
+}
+
+function passIngress<T extends AppendOutcome | Interrupted>(
+  state: SessionState,
+  call: (cursor: LogCursor) => Promise<T>,
+  claimed: (outcome: Exclude<T, Interrupted>) => readonly string[],
+): Promise<T> {
   const passed = state.inbox.pass();
   state.appendCalls++;
   state.appendRunning = true;
-  let outcome: T;
-  try {
-    outcome = await call({ knownHead: state.head, ingress: passed });
-  } catch (error) {
+  const failed = (error: unknown): never => {
     state.inbox.release(passed);
-    throw error;
-  } finally {
     state.appendRunning = false;
+    throw error;
+  };
+  let pending: Promise<T>;
+  try {
+    pending = call({ knownHead: state.head, ingress: passed });
+  } catch (error) {
+    // Thrown before it returned a promise (every caller awaits, so this reads as a rejection).
+    return failed(error);
   }
-  if (isLogged(outcome)) {
-    advanceHead(state, outcome.head);
-    state.inbox.absorb(passed, claimed(outcome));
-  } else {
-    state.inbox.release(passed);
-  }
-  return outcome;
+  return pending.then((outcome) => {
+    state.appendRunning = false;
+    if (isLogged(outcome)) {
+      advanceHead(state, outcome.head);
+      state.inbox.absorb(passed, claimed(outcome));
+    } else {
+      state.inbox.release(passed);
+    }
+    return outcome;
+  }, failed);
 }
 
 /** Two appenders may finish in either order: the head only moves forward. */
