@@ -325,7 +325,8 @@ export function toEvent(draft: EventDraft, seq: number): SessionEvent {
 
 /**
  * Validates one event: lossless JSON, then its schema, then that its key matches its slot.
- * Used on append and on load; the error names the session, the seq and the problem.
+ * Used on append and on load; the error names the session, the seq and the problem. The event returned
+ * is a fresh object graph (the schema's output), sharing no object with `raw`: Session relies on it.
  */
 export function parseEvent(sessionId: string, raw: unknown, expectedSeq?: number): SessionEvent {
   // Where the event stands (its slot) when the caller knows it: a body that claims another seq (a line

@@ -106,7 +106,10 @@ export class Session {
   }
 
   #admit(event: SessionEvent): SessionEvent {
-    const frozen = deepFreeze(structuredCloneEvent(event));
+    // Every event admitted is parseEvent's output (a fresh graph: it shares no object with what the caller
+    // or the store handed in) or a row the store's reader already froze: freezing it in place keeps the
+    // session's copy its own, with no second copy.
+    const frozen = deepFreeze(event);
     if (frozen.type === 'surface/replace') this.#checkReplace(frozen);
     const added = frozen.type === 'surface/replace' ? 0 : deriveEventMessages(frozen).length;
     this.#state.admit(frozen, (length) =>
@@ -139,9 +142,4 @@ export class Session {
     this.#replaceGeneration = 0;
     for (const event of kept) this.#admit(event);
   }
-}
-
-/** Events arrive from callers and stores; the session keeps its own frozen copy. */
-function structuredCloneEvent(event: SessionEvent): SessionEvent {
-  return Object.isFrozen(event) ? event : (JSON.parse(JSON.stringify(event)) as SessionEvent);
 }
