@@ -3,6 +3,7 @@
 // reservations), and time is the database's clock, so workers with skewed clocks still pace as one.
 import { createRequire } from 'node:module';
 import type pg from 'pg';
+import { inTransaction } from '../stores/pg-transaction.js';
 import { block, IDLE_CLOCK, reserve, settleTokens, startOf, type BucketClock } from './gcra.js';
 import type { BucketDraw, LimiterStore, SpendHold } from './limiter-store.js';
 
@@ -243,24 +244,4 @@ async function writeClock(client: pg.PoolClient, bucket: string, clock: BucketCl
 
 function clockOf(row: PgClockRow): BucketClock {
   return { requestsAt: row.requests_at, tokensAt: row.tokens_at, blockedUntil: row.blocked_until };
-}
-
-async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query('BEGIN');
-    try {
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw error;
-    }
-  } finally {
-    client.release(broken);
-  }
 }

@@ -10,6 +10,7 @@ import {
   type StoredRow,
 } from './append-plan.js';
 import { assertSeq, assertSessionId, listLimit, readRange, sessionNotFound } from './event-row.js';
+import { inTransaction } from './pg-transaction.js';
 import { rowsToEvents } from './rows-to-events.js';
 import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
 import type { LogKey } from './log-key.js';
@@ -93,7 +94,7 @@ export class PostgresSessionStore implements SessionStore {
     // next checkout; without a listener the 'error' event would crash the process instead.
     pool.on('error', () => {});
     try {
-      await inTransaction(pool, 'BEGIN', async (client) => {
+      await inTransaction(pool, async (client) => {
         await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [SCHEMA_LOCK_KEY]);
         await client.query(SCHEMA);
         await addMissingColumns(client);
@@ -123,8 +124,10 @@ export class PostgresSessionStore implements SessionStore {
     return retryOnUniqueViolation(sessionId, expectedSeq, isRetryable, () =>
       // REPEATABLE READ: the head and the rows the plan looks at come from one snapshot. A concurrent
       // writer that fills a slot after it makes our INSERT fail with 23505, and the retry re-reads.
-      inTransaction(this.pool, 'BEGIN ISOLATION LEVEL REPEATABLE READ', (client) =>
-        appendAttempt(client, prepared, this.logKey),
+      inTransaction(
+        this.pool,
+        (client) => appendAttempt(client, prepared, this.logKey),
+        'BEGIN ISOLATION LEVEL REPEATABLE READ',
       ),
     );
   }
@@ -265,27 +268,6 @@ async function addMissingColumns(client: pg.PoolClient): Promise<void> {
   for (const [table, column] of ADDED_COLUMNS) {
     if (!has.has(`${table}.${column}`))
       await client.query(`ALTER TABLE ${table} ADD COLUMN IF NOT EXISTS ${column} TEXT`);
-  }
-}
-
-/** Runs `fn` in a transaction on one pooled connection; a connection that cannot roll back is discarded. */
-async function inTransaction<T>(pool: pg.Pool, begin: string, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  try {
-    await client.query(begin);
-    try {
-      const result = await fn(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: unknown) => {
-        broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
-      });
-      throw error;
-    }
-  } finally {
-    client.release(broken);
   }
 }
 
