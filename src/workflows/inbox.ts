@@ -115,9 +115,12 @@ export class Inbox {
     this.release(passed);
     this.ingress = this.ingress.filter((m) => !passedIds.has(m.messageId));
     const claimedIds = new Set(claimed);
+    const kept = this.queue.filter((m) => !claimedIds.has(m.messageId));
+    // A closeTurn that ran beside this append may have handed back the log's queue with them in it already.
+    const queued = new Set(kept.map((m) => m.messageId));
     this.queue = [
-      ...this.queue.filter((m) => !claimedIds.has(m.messageId)),
-      ...passed.filter((m) => !claimedIds.has(m.messageId)).map(toQueuedRef),
+      ...kept,
+      ...passed.filter((m) => !claimedIds.has(m.messageId) && !queued.has(m.messageId)).map(toQueuedRef),
     ];
   }
 
@@ -143,7 +146,11 @@ export class Inbox {
     this.inFlightClaim = new Set();
   }
 
-  /** The queue as the log has it (openSession, closeTurn): the store is the authority. */
+  /**
+   * The queue as the log has it (openSession, closeTurn): the store is the authority. It may hold a message
+   * the concurrent appendInbox logged while closeTurn ran and whose outcome is not absorbed yet, so that one
+   * is still in the ingress too: it waits (is counted and claimed) once, as queued.
+   */
   replaceQueue(queue: readonly QueuedRef[]): void {
     this.queue = [...queue];
   }
@@ -220,6 +227,7 @@ export class Inbox {
   }
 
   private waiting(): Array<QueuedRef | IngressMessage> {
-    return [...this.queue, ...this.ingress];
+    const queued = new Set(this.queue.map((m) => m.messageId));
+    return [...this.queue, ...this.ingress.filter((m) => !queued.has(m.messageId))];
   }
 }

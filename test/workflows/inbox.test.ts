@@ -190,6 +190,21 @@ describe('Inbox', () => {
     expect(inbox.counts()).toEqual({ nextTurn: 1, nextStep: 2, notYetLogged: 0 });
   });
 
+  it('claims once a message closeTurn handed back as queued while the appendInbox that logged it was in flight', () => {
+    // Seen in a chaos trial (two workers on PostgreSQL): s1 arrived while closeTurn ran, the concurrent
+    // appendInbox logged it before closeTurn read the queue, and the next turn's first claim named it twice.
+    const inbox = new Inbox();
+    steer(inbox, 's1');
+    const toLogger = inbox.pass();
+    inbox.replaceQueue([{ messageId: 's1', target: 'next-step', wakeup: true, downgraded: false }]);
+    expect(inbox.claimFor(1)).toEqual(['s1']);
+    expect(inbox.counts()).toMatchObject({ nextStep: 1 });
+    inbox.absorb(toLogger);
+    expect(ids(inbox.toCarry().queue)).toEqual(['s1']);
+    expect(ids(inbox.toCarry().ingress)).toEqual([]);
+    expect(inbox.claimFor(2)).toEqual(['s1']);
+  });
+
   it('hands everything to a continued run: queue, ingress, wake latch and the dedupe window', () => {
     const inbox = new Inbox();
     followup(inbox, 'f1');
