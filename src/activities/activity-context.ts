@@ -20,6 +20,8 @@ export interface ActivityContext {
   guarded<T>(sessionId: string, run: () => Promise<T>): Promise<T>;
   /** The receipts of everything the log holds past `knownHead`, and its head. */
   outcome(session: Session, knownHead: number): Promise<AppendOutcome>;
+  /** The same, with the session as caught up for it: what else the caller reads of it matches that head. */
+  outcomeAt(session: Session, knownHead: number): Promise<{ outcome: AppendOutcome; current: Session }>;
 }
 
 export function createActivityContext(runtime: SessionRuntime): ActivityContext {
@@ -36,11 +38,14 @@ export function createActivityContext(runtime: SessionRuntime): ActivityContext 
       edge(run, (error) => {
         if (error instanceof DhError && error.code === ErrorCode.InvalidEvent) cache.forget(sessionId);
       }),
-    outcome: async (session, knownHead) => {
-      const current = await cache.load(session.sessionId);
-      return { receipts: cache.receiptsSince(current, knownHead), head: current.head };
-    },
+    outcome: async (session, knownHead) => (await outcomeAt(session, knownHead)).outcome,
+    outcomeAt,
   };
+
+  async function outcomeAt(session: Session, knownHead: number) {
+    const current = await cache.load(session.sessionId);
+    return { outcome: { receipts: cache.receiptsSince(current, knownHead), head: current.head }, current };
+  }
 }
 
 /** The activity edge: every failure leaves as a classified Temporal failure; cancellation passes through. */

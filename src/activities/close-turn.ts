@@ -50,10 +50,12 @@ export async function closeTurn(context: ActivityContext, input: CloseTurnInput)
       });
     }
     session = await cache.append(session, drafts);
+    // The queue exactly as of the returned head: the workflow keeps what a concurrent appendInbox logged above it.
+    const { outcome, current } = await context.outcomeAt(session, input.knownHead);
     return {
-      ...(await context.outcome(session, input.knownHead)),
-      lastTurn: session.state.lastTurn,
-      queue: queuedRefs(session),
+      ...outcome,
+      lastTurn: current.state.lastTurn,
+      queue: queuedRefs(current),
       ...(childUsage ? withChildUsage(childUsage) : {}),
     };
   });
@@ -75,7 +77,7 @@ async function openRefusedTurn(
     session = await cache.append(session, [{ type: 'turn/start', at: input.at, turn: input.turn }]);
   }
   const state = session.state;
-  const claimable = claim.filter((id) => state.queue.has(id));
+  const claimable = [...new Set(claim)].filter((id) => state.queue.has(id));
   if (claimable.length > 0 && state.openTurn === input.turn && state.lastStep === 0 && !state.pendingClaim) {
     session = await cache.append(session, [
       { type: 'inbox/claim', at: input.at, turn: input.turn, step: 1, messageIds: claimable },

@@ -15,7 +15,8 @@ export interface StepEntry {
 export async function enterStep(context: ActivityContext, session: Session, input: ModelStepInput): Promise<StepEntry> {
   const { cache, runtime } = context;
   const { sessionId, turn, step } = input;
-  const claimable = input.claim.filter((id) => session.state.queue.has(id));
+  // Each queued message once: a claim naming one twice would be refused by the log's structure check.
+  const claimable = [...new Set(input.claim)].filter((id) => session.state.queue.has(id));
   const batch: ClaimedMessage[] = claimable.map((id) => {
     const m = session.state.queue.get(id);
     if (!m) throw new DhError('CLAIM_LOST', `message "${id}" left the queue while being claimed`);

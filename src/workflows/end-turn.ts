@@ -27,7 +27,7 @@ export async function endTurn(
     }),
   );
   countChildUsage(state, null, outcome.childUsage);
-  state.inbox.replaceQueue(outcome.queue);
+  state.inbox.replaceQueue(outcome.queue, outcome.head);
   state.lastTurn = outcome.lastTurn;
   state.lastTurnEnd = { turn, reason, errorCode: error?.code ?? null };
 }

@@ -33,6 +33,12 @@ export class Inbox {
   private inFlightClaim: ReadonlySet<string> = new Set();
   /** Ingress handed to an append activity in flight: not handed to another until absorbed or released. */
   private readonly passedIds = new Set<string>();
+  /**
+   * For queued messages whose append outcome was absorbed here: the log's head that outcome reported. A
+   * closeTurn's queue reflects exactly the rows below its own head, so `replaceQueue` keeps what was logged
+   * above it (by the concurrent appendInbox, after closeTurn read the log).
+   */
+  private readonly loggedBelow = new Map<string, number>();
 
   constructor(carry?: InboxCarry) {
     this.queue = [...(carry?.queue ?? [])];
@@ -110,18 +116,18 @@ export class Inbox {
    * An append activity logged `passed`: they leave the ingress and join the queue, less what the step
    * `claimed` (claimed messages leave the queue too). Messages accepted while it ran stay in the ingress.
    */
-  absorb(passed: readonly IngressMessage[], claimed: readonly string[] = []): void {
+  absorb(passed: readonly IngressMessage[], claimed: readonly string[] = [], head?: number): void {
     const passedIds = new Set(passed.map((m) => m.messageId));
     this.release(passed);
     this.ingress = this.ingress.filter((m) => !passedIds.has(m.messageId));
     const claimedIds = new Set(claimed);
+    for (const id of claimed) this.loggedBelow.delete(id);
     const kept = this.queue.filter((m) => !claimedIds.has(m.messageId));
     // A closeTurn that ran beside this append may have handed back the log's queue with them in it already.
     const queued = new Set(kept.map((m) => m.messageId));
-    this.queue = [
-      ...kept,
-      ...passed.filter((m) => !claimedIds.has(m.messageId) && !queued.has(m.messageId)).map(toQueuedRef),
-    ];
+    const joined = passed.filter((m) => !claimedIds.has(m.messageId) && !queued.has(m.messageId));
+    if (head !== undefined) for (const m of joined) this.loggedBelow.set(m.messageId, head);
+    this.queue = [...kept, ...joined.map(toQueuedRef)];
   }
 
   /** What a step would claim: the first next-turn message on a turn's first step, then every next-step one. */
@@ -147,12 +153,23 @@ export class Inbox {
   }
 
   /**
-   * The queue as the log has it (openSession, closeTurn): the store is the authority. It may hold a message
-   * the concurrent appendInbox logged while closeTurn ran and whose outcome is not absorbed yet, so that one
-   * is still in the ingress too: it waits (is counted and claimed) once, as queued.
+   * The queue as the log has it below `head` (openSession, closeTurn): the store is the authority. Two
+   * orders of a concurrent appendInbox that ran while closeTurn did:
+   * - it logged a message before closeTurn read the log, and its outcome is not absorbed yet: the message is
+   *   in this queue and still in the ingress, and it waits (is counted and claimed) once, as queued;
+   * - it logged a message after closeTurn read the log, and its outcome was absorbed first: the message is
+   *   queued here, above `head`, and this queue cannot know it, so it stays queued.
+   * Without `head` (a session just opened, nothing in flight) the queue is taken as it is.
    */
-  replaceQueue(queue: readonly QueuedRef[]): void {
-    this.queue = [...queue];
+  replaceQueue(queue: readonly QueuedRef[], head?: number): void {
+    const listed = new Set(queue.map((m) => m.messageId));
+    const later =
+      head === undefined
+        ? []
+        : this.queue.filter((m) => !listed.has(m.messageId) && (this.loggedBelow.get(m.messageId) ?? 0) > head);
+    this.queue = [...queue, ...later];
+    const queued = new Set(this.queue.map((m) => m.messageId));
+    for (const id of this.loggedBelow.keys()) if (!queued.has(id)) this.loggedBelow.delete(id);
   }
 
   /** Messages a tool step queued (plugin notices), less those already queued. */
@@ -201,6 +218,7 @@ export class Inbox {
   drop(messageIds: readonly string[]): void {
     const dropped = new Set(messageIds);
     this.queue = this.queue.filter((m) => !dropped.has(m.messageId));
+    for (const id of messageIds) this.loggedBelow.delete(id);
   }
 
   /**

@@ -34,7 +34,7 @@ export async function logIngressWhileBusy(state: SessionState, proxies: SessionP
         ingress: passed,
       });
       advanceHead(state, outcome.head);
-      state.inbox.absorb(passed);
+      state.inbox.absorb(passed, [], outcome.head);
     } catch (error) {
       state.inbox.release(passed);
       if (isCancellation(error)) return;

@@ -52,7 +52,7 @@ function passIngress<T extends AppendOutcome | Interrupted>(
     state.appendRunning = false;
     if (isLogged(outcome)) {
       advanceHead(state, outcome.head);
-      state.inbox.absorb(passed, claimed(outcome));
+      state.inbox.absorb(passed, claimed(outcome), outcome.head);
     } else {
       state.inbox.release(passed);
     }

@@ -205,6 +205,37 @@ describe('Inbox', () => {
     expect(inbox.claimFor(2)).toEqual(['s1']);
   });
 
+  it('keeps queued a message the concurrent appendInbox logged after closeTurn read the log, its outcome absorbed first', () => {
+    // The mirror order of the race above: closeTurn read the log at head 10 (its queue lists f1 only); s1
+    // arrived and appendInbox logged it at seq 10 (head 11) and returned before closeTurn did.
+    const inbox = new Inbox();
+    followup(inbox, 'f1');
+    inbox.absorb(inbox.pass(), [], 9);
+    steer(inbox, 's1');
+    inbox.absorb(inbox.pass(), [], 11);
+    const f1 = { messageId: 'f1', target: 'next-turn' as const, wakeup: true, downgraded: false };
+    inbox.replaceQueue([f1], 10);
+    expect(ids(inbox.toCarry().queue)).toEqual(['f1', 's1']);
+    expect(inbox.hasWake()).toBe(true);
+    expect(inbox.claimFor(1)).toEqual(['f1', 's1']);
+  });
+
+  it("takes closeTurn's queue as the truth for everything logged below its head", () => {
+    // Both were logged before closeTurn read the log; closeTurn's queue no longer lists s1 (a refused turn's
+    // claim took it), so it leaves the workflow's queue too.
+    const inbox = new Inbox();
+    followup(inbox, 'f1');
+    steer(inbox, 's1');
+    inbox.absorb(inbox.pass(), [], 8);
+    inbox.replaceQueue([{ messageId: 'f1', target: 'next-turn', wakeup: true, downgraded: false }], 12);
+    expect(ids(inbox.toCarry().queue)).toEqual(['f1']);
+    // Without a head (a session just opened) the queue is taken as it is.
+    steer(inbox, 's2');
+    inbox.absorb(inbox.pass(), [], 20);
+    inbox.replaceQueue([]);
+    expect(ids(inbox.toCarry().queue)).toEqual([]);
+  });
+
   it('hands everything to a continued run: queue, ingress, wake latch and the dedupe window', () => {
     const inbox = new Inbox();
     followup(inbox, 'f1');
