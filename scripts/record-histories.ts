@@ -37,7 +37,7 @@ import {
   waitForTurnEnd,
   type ScenarioRuntime,
 } from '../test/helpers/scenario-runtime.js';
-import { echoTool, sleepTool } from '../test/helpers/test-tools.js';
+import { echoTool, quickVariant, sleepTool } from '../test/helpers/test-tools.js';
 import { createDelegateTool } from '../src/tools/delegate.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -78,6 +78,22 @@ const SCRIPT: Script = {
     { match: { lastUserContains: 'gamma' }, text: 'three' },
     { match: { lastUserContains: 'echo please' }, toolCalls: [{ id: 'e1', name: 'echo', arguments: '{"text":"hi"}' }] },
     { match: { lastUserContains: 'echo please' }, text: 'echoed' },
+    {
+      match: { lastUserContains: 'echo in the model step' },
+      toolCalls: [
+        { id: 'q1', name: 'echo', arguments: '{"text":"one"}' },
+        { id: 'q2', name: 'echo', arguments: '{"text":"two"}' },
+      ],
+      repeat: 2,
+    },
+    { match: { lastUserContains: 'echo in the model step' }, text: 'echoed in the model step' },
+    {
+      match: { lastUserContains: 'long quick tool' },
+      toolCalls: [
+        { id: 'qt1', name: 'quick_sleep', arguments: '{"ms":20000}' },
+        { id: 'qt2', name: 'echo', arguments: '{"text":"x"}' },
+      ],
+    },
     {
       match: { lastUserContains: 'sleep a little' },
       toolCalls: [{ id: 's1', name: 'sleep', arguments: '{"ms":1500}' }],
@@ -286,6 +302,33 @@ const SCENARIOS: readonly Scenario[] = [
       const events = await waitForTurnEnd(rt.store, id, 1);
       const results = events.flatMap((e) => (e.type === 'tool/result' ? [`${e.callId}:${e.status}`] : []));
       expectThat(results.join() === 't1:interrupted,t2:skipped', 'the started tool is interrupted, the other skipped');
+      return handle;
+    },
+  },
+  {
+    name: 'tools-in-model-step',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'echo in the model step' });
+      const events = await waitForTurnEnd(rt.store, id, 1);
+      const results = events.flatMap((e) => (e.type === 'tool/result' ? [`${e.callId}:${e.status}`] : []));
+      expectThat(results.join() === 'q1:ok,q2:ok,q1:ok,q2:ok', 'two tool steps of two echo calls each');
+      return handle;
+    },
+  },
+  {
+    name: 'interrupt-quick-tool',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'long quick tool' });
+      await waitForLog(rt.store, id, (events) => events.some((e) => e.type === 'tool/start'), 'the tool start');
+      await handle.signal(interruptSignal);
+      const events = await waitForTurnEnd(rt.store, id, 1);
+      const results = events.flatMap((e) => (e.type === 'tool/result' ? [`${e.callId}:${e.status}`] : []));
+      expectThat(
+        results.join() === 'qt1:interrupted,qt2:skipped',
+        'the started tool is interrupted, the other skipped',
+      );
       return handle;
     },
   },
@@ -663,7 +706,12 @@ async function main(): Promise<void> {
       taskQueue: TASK_QUEUE,
       clientIdentity: IDENTITY,
       script: SCRIPT,
-      tools: [echoTool, sleepTool(join(scratch, 'sleep-runs.log')), createDelegateTool({ maxDepth: 1 })],
+      tools: [
+        echoTool,
+        sleepTool(join(scratch, 'sleep-runs.log')),
+        quickVariant(sleepTool(join(scratch, 'sleep-runs.log'))),
+        createDelegateTool({ maxDepth: 1 }),
+      ],
     });
     stops.push(() => rt.stop());
     return rt;

@@ -1,7 +1,6 @@
-// modelStep: log the step's boundary (arrived messages, turn start, claim, pre-step decision, step start,
-// claimed messages as user messages, header), then build the request, pass the gate, record the wire
-// digest, call the provider and log its answer. A retry resumes at the first missing piece; an answer
-// already in the log is returned without calling the provider.
+// modelStep: log the step's boundary (messages, turn start, claim, step start, header), build the request,
+// pass the gate, record the wire digest, call the provider, log its answer and, on the session's host, run its
+// quick tool calls. A retry resumes at the first missing piece; a logged answer is never asked for again.
 import { CancelledFailure, cancellationDetails } from '@temporalio/activity';
 import {
   buildSessionRequest,
@@ -22,6 +21,7 @@ import { failpoint } from './failpoints.js';
 import { ingressDrafts } from './inbox-drafts.js';
 import { nextHeader } from './next-header.js';
 import { stepRecord } from './step-events.js';
+import { toolsInModelStep } from './tools-in-model-step.js';
 
 export async function modelStep(context: ActivityContext, input: ModelStepInput): Promise<ModelStepOutcome> {
   const { cache, gate, runtime } = context;
@@ -64,14 +64,19 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
       if (answer.toolCalls.length === 0 && !record.ended) {
         session = await cache.append(session, [{ type: 'step/end', at: input.at, turn, step }]);
       }
+      const usage = answer.usage ?? null;
+      const ran = answer.interrupted
+        ? { session }
+        : await toolsInModelStep(context, session, input, answer.toolCalls, usage);
       return {
-        ...(await context.outcome(session, input.knownHead)),
+        ...(await context.outcome(ran.session, input.knownHead)),
         outcome: 'responded',
         toolCallIds: answer.toolCalls.map((c) => c.id),
         stepEnded: answer.toolCalls.length === 0,
-        usage: answer.usage ?? null,
+        usage,
         fromLog: true,
         finishReason: answer.finishReason,
+        ...(ran.tools ? { tools: ran.tools } : {}),
       };
     }
 
@@ -144,14 +149,17 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
     session = await cache.append(session, drafts);
     failpoint('model-after-append');
     if (message.interrupted) throw new CancelledFailure('interrupted: partial response logged');
+    const usage = result.usage ?? null;
+    const ran = await toolsInModelStep(context, session, input, message.toolCalls, usage);
     return {
-      ...(await context.outcome(session, input.knownHead)),
+      ...(await context.outcome(ran.session, input.knownHead)),
       outcome: 'responded',
       toolCallIds: message.toolCalls.map((c) => c.id),
       stepEnded: noTools,
-      usage: result.usage ?? null,
+      usage,
       fromLog: false,
       finishReason: message.finishReason,
+      ...(ran.tools ? { tools: ran.tools } : {}),
     };
   });
 }

@@ -11,6 +11,13 @@ export interface ToolDefinition {
   readonly idempotent: boolean;
   /** May run in parallel with other concurrency-safe calls of the same step (results are still logged in model order). */
   readonly concurrencySafe?: boolean;
+  /**
+   * Local and short (a file read, a search of the workspace): a step whose calls are all quick runs them in
+   * the model step's activity when that worker hosts the session's workspace, one Temporal round trip
+   * instead of two. Never set it on a tool that can run long or waits on a network (a shell command, a
+   * remote server): it would hold a model-call slot while it runs.
+   */
+  readonly quick?: boolean;
   /** The delegation tool (src/tools/delegate.ts): the tool step hands its calls to the workflow as child sessions. */
   readonly delegation?: { readonly maxDepth: number };
   run(args: unknown, context: ToolContext): Promise<ToolOutput>;

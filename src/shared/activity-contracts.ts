@@ -148,6 +148,11 @@ export interface ModelStepInput extends InboxInput {
   readonly at: number;
   /** Compact first when the request would use more than this fraction of the context window. */
   readonly compactAt?: number;
+  /**
+   * The session's tool host queue: a worker that is that host runs the answer's calls in this activity when
+   * every one is quick (tools-in-model-step.ts), and returns where the tool step stands as `tools`.
+   */
+  readonly toolHost?: string;
 }
 
 export interface ModelStepOutcome extends AppendOutcome {
@@ -174,6 +179,8 @@ export interface ModelStepOutcome extends AppendOutcome {
    * before it was returned, and on answers that never came (`blocked`, `compact`).
    */
   readonly finishReason?: string | null;
+  /** The answer's calls ran in this activity (see `toolHost`): the tool step's result, as `toolStep` returns it. */
+  readonly tools?: ToolStepResult;
 }
 
 export interface ApprovalDecisionInput {
@@ -203,7 +210,10 @@ export interface PendingApproval {
  * Both fields are optional because tool-step results recorded before approvals and notices existed
  * lack them, and running sessions replay those results (docs/versioning.md).
  */
-export interface ToolStepOutcome extends AppendOutcome {
+export interface ToolStepOutcome extends AppendOutcome, ToolStepResult {}
+
+/** Where a tool step stands after an activity ran its calls: ended, or paused for a decision or children. */
+export interface ToolStepResult {
   /** A call waits for a decision; the step continues when the workflow calls again with it. */
   readonly pendingApproval?: PendingApproval | null;
   /** Messages the step queued (plugin notices), for the workflow's queue. */

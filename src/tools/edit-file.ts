@@ -23,6 +23,7 @@ export function createEditFileTool(): BuiltinTool {
       EditFileArgs,
     ),
     idempotent: false,
+    quick: true,
     concurrencySafe: false,
     requiresApproval: false,
     async run(args, context) {

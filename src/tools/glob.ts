@@ -23,6 +23,7 @@ export function createGlobTool(options: GlobToolOptions = {}): BuiltinTool {
       GlobArgs,
     ),
     idempotent: true,
+    quick: true,
     concurrencySafe: true,
     requiresApproval: false,
     async run(args, context) {

@@ -41,6 +41,7 @@ export function createGrepTool(options: GrepToolOptions = {}): BuiltinTool {
       GrepArgs,
     ),
     idempotent: true,
+    quick: true,
     concurrencySafe: true,
     requiresApproval: false,
     async run(args, context) {

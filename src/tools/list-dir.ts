@@ -24,6 +24,7 @@ export function createListDirTool(options: ListDirToolOptions = {}): BuiltinTool
       ListDirArgs,
     ),
     idempotent: true,
+    quick: true,
     concurrencySafe: true,
     requiresApproval: false,
     async run(args, context) {

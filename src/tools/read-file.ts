@@ -31,6 +31,7 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): BuiltinTo
       ReadFileArgs,
     ),
     idempotent: true,
+    quick: true,
     concurrencySafe: true,
     requiresApproval: false,
     async run(args, context) {

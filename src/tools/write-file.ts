@@ -19,6 +19,7 @@ export function createWriteFileTool(): BuiltinTool {
       WriteFileArgs,
     ),
     idempotent: true,
+    quick: true,
     concurrencySafe: false,
     requiresApproval: false,
     async run(args, context) {

@@ -1,6 +1,6 @@
 // Interruptible activities: the interrupt signal cancels the scope of the one in flight, and the turn
 // then ends as aborted instead of failing.
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, CancellationScope, CancelledFailure, isCancellation } from '@temporalio/workflow';
 import type { SessionState } from './session-state.js';
 
 /** What an interrupted activity returns instead of its outcome. */
@@ -14,7 +14,11 @@ export type Interrupted = typeof INTERRUPTED;
  * scope per activity cost a handful of promises each, and the sandbox records a stack for every promise.
  * Not async for the same reason: the chained handlers make fewer promises than an async frame.
  */
-export function cancellable<T>(state: SessionState, run: () => Promise<T>): Promise<T | Interrupted> {
+export function cancellable<T>(
+  state: SessionState,
+  run: () => Promise<T>,
+  onInterrupted?: (error: unknown) => void,
+): Promise<T | Interrupted> {
   if (state.aborting) return Promise.resolve(INTERRUPTED);
   const scope = (state.interruptScope ??= new CancellationScope());
   state.activeScope = scope;
@@ -25,8 +29,17 @@ export function cancellable<T>(state: SessionState, run: () => Promise<T>): Prom
     },
     (error: unknown) => {
       state.activeScope = null;
-      if (state.aborting && isCancellation(error)) return INTERRUPTED;
+      if (state.aborting && isCancellation(error)) {
+        onInterrupted?.(error);
+        return INTERRUPTED;
+      }
       throw error;
     },
   );
+}
+
+/** The details an interrupted activity left with its cancellation (the first one), if any. */
+export function cancellationDetail(error: unknown): unknown {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof CancelledFailure ? cause.details[0] : undefined;
 }

@@ -2,7 +2,9 @@
 // context overflow compact instead, and say how the turn carries on.
 import type { ModelStepOutcome } from '../shared/activity-contracts.js';
 import { addUsage } from '../core/usage-sum.js';
-import { cancellable, INTERRUPTED, type Interrupted } from './cancellable.js';
+import type { Usage } from '../core/event-fields.js';
+import { patched } from '@temporalio/workflow';
+import { cancellable, cancellationDetail, INTERRUPTED, type Interrupted } from './cancellable.js';
 import { compactNow } from './compact-now.js';
 import { failureMessage, failureType } from './failures.js';
 import type { SessionProxies } from './session-proxies.js';
@@ -27,23 +29,31 @@ export async function modelStep(
   const claim = state.inbox.claimInFlight(step);
   // Context pressure: first prune old tool outputs, then summarize, then send regardless.
   const checkPressure = limits.compactAt > 0 && progress.pressureRounds < 2;
+  // The session's host runs the answer's quick calls in this activity (a new input, so behind a patch).
+  const toolHost =
+    state.hostTaskQueue !== undefined && patched('tools-in-model-step') ? { toolHost: state.hostTaskQueue } : {};
+  let answeredUsage: Usage | null | undefined;
   let result: ModelStepOutcome | Interrupted;
   try {
     result = await withIngress(
       state,
       (cursor) =>
-        cancellable(state, () =>
-          proxies.model.modelStep({
-            sessionId: state.sessionId,
-            ...cursor,
-            instance: state.instance,
-            turn,
-            step,
-            startTurn: !progress.started,
-            claim,
-            at: Date.now(),
-            ...(checkPressure ? { compactAt: limits.compactAt } : {}),
-          }),
+        cancellable(
+          state,
+          () =>
+            proxies.model.modelStep({
+              sessionId: state.sessionId,
+              ...cursor,
+              instance: state.instance,
+              turn,
+              step,
+              startTurn: !progress.started,
+              claim,
+              at: Date.now(),
+              ...(checkPressure ? { compactAt: limits.compactAt } : {}),
+              ...toolHost,
+            }),
+          (error) => (answeredUsage = answeredBeforeInterrupt(error)),
         ),
       // A step that asks for a compaction first claimed nothing.
       (answer) => (answer.outcome === 'compact' ? [] : claim),
@@ -71,7 +81,11 @@ export async function modelStep(
     await compactNow(state, proxies, 'overflow');
     return 'overflowed';
   }
-  if (result === INTERRUPTED) return INTERRUPTED;
+  if (result === INTERRUPTED) {
+    // Interrupted while its calls ran here: the answer is logged, and counts as the tool step's would have.
+    if (answeredUsage !== undefined) countAnswer(state, progress, turn, answeredUsage);
+    return INTERRUPTED;
+  }
   if (result.outcome === 'compact') {
     state.inbox.settleInFlight();
     progress.started = true;
@@ -81,13 +95,26 @@ export async function modelStep(
     return 'compacted';
   }
   progress.pressureRounds = 0;
+  state.inbox.settleInFlight();
+  countAnswer(state, progress, turn, result.usage);
+  return result;
+}
+
+/** A logged answer: the turn has started, the header is recorded, the step and its tokens count. */
+function countAnswer(state: SessionState, progress: TurnProgress, turn: number, usage: Usage | null): void {
   progress.started = true;
   state.lastTurn = turn;
   state.instance = { ...state.instance, headerRecorded: true };
-  state.inbox.settleInFlight();
   state.sessionSteps++;
-  const tokens = addUsage(state.usage, result.usage);
+  const tokens = addUsage(state.usage, usage);
   progress.tokens += tokens;
   state.sessionTokens += tokens;
-  return result;
+}
+
+/** The answer's usage when the interrupt came after it was logged, while its calls ran (tools-in-model-step.ts). */
+function answeredBeforeInterrupt(error: unknown): Usage | null | undefined {
+  const detail = cancellationDetail(error);
+  if (typeof detail !== 'object' || detail === null || !('answered' in detail)) return undefined;
+  const answered = (detail as { answered?: { usage?: Usage | null } }).answered;
+  return answered?.usage ?? null;
 }

@@ -69,7 +69,7 @@ async function runSteps(state: SessionState, proxies: SessionProxies, progress: 
     }
     if (state.aborting) return await endTurn(state, proxies, turn, 'aborted');
     if (answer.toolCallIds.length > 0) {
-      if ((await toolCalls(state, proxies, progress, step)) === 'aborted') {
+      if ((await toolCalls(state, proxies, progress, step, answer.tools)) === 'aborted') {
         return await endTurn(state, proxies, turn, 'aborted');
       }
       continue;

@@ -1,7 +1,7 @@
-// The tool calls of one step: tool steps on the session's host until none waits for an approval, each
-// approval waited for durably (no decision in time fails closed).
+// The tool calls of one step: tool steps on the session's host (the first may have run in the model step)
+// until none waits for an approval, each approval waited for durably (no decision in time fails closed).
 import { condition, patched } from '@temporalio/workflow';
-import type { ApprovalDecisionInput, DelegatedChild } from '../shared/activity-contracts.js';
+import type { ApprovalDecisionInput, DelegatedChild, ToolStepResult } from '../shared/activity-contracts.js';
 import { cancellable, INTERRUPTED } from './cancellable.js';
 import { countChildUsage, runChildren } from './delegations.js';
 import type { TurnProgress } from './turn-progress.js';
@@ -15,28 +15,34 @@ export async function toolCalls(
   proxies: SessionProxies,
   progress: TurnProgress,
   step: number,
+  ranInModelStep?: ToolStepResult,
 ): Promise<'done' | 'aborted'> {
   const { turn } = progress;
   const tools = proxies.tools(state.hostTaskQueue);
   let decisions: ApprovalDecisionInput[] = [];
   let ended: readonly DelegatedChild[] = [];
+  // The model step's activity ran the calls already (on the session's host): act on where it left them.
+  let ran = ranInModelStep;
   for (;;) {
     const given = decisions;
     const delegated = ended;
     ended = [];
-    const outcome = await withIngress(state, (cursor) =>
-      cancellable(state, () =>
-        tools.toolStep({
-          sessionId: state.sessionId,
-          ...cursor,
-          turn,
-          step,
-          at: Date.now(),
-          decisions: given,
-          ...(delegated.length > 0 ? { delegated } : {}),
-        }),
-      ),
-    );
+    const outcome: ToolStepResult | typeof INTERRUPTED =
+      ran ??
+      (await withIngress(state, (cursor) =>
+        cancellable(state, () =>
+          tools.toolStep({
+            sessionId: state.sessionId,
+            ...cursor,
+            turn,
+            step,
+            at: Date.now(),
+            decisions: given,
+            ...(delegated.length > 0 ? { delegated } : {}),
+          }),
+        ),
+      ));
+    ran = undefined;
     if (outcome === INTERRUPTED) {
       state.unloggedChildren = delegated;
       return 'aborted';

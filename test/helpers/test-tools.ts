@@ -9,10 +9,11 @@ const objectSchema = (properties: ToolSchema['parameters']): ToolSchema['paramet
   additionalProperties: false,
 });
 
-/** Echoes its `text` argument. Idempotent. */
+/** Echoes its `text` argument. Idempotent and quick (runs in the model step on the session's host). */
 export const echoTool: ToolDefinition = {
   schema: { name: 'echo', description: 'Echo the text back.', parameters: objectSchema({ text: { type: 'string' } }) },
   idempotent: true,
+  quick: true,
   run: (args) =>
     Promise.resolve({ status: 'ok', output: `echo: ${JSON.stringify((args as { text?: unknown }).text ?? '')}` }),
 };
@@ -60,6 +61,14 @@ export function idempotentSleepTool(runLog: string): ToolDefinition {
     schema: { ...sleep.schema, name: 'nap', description: 'Wait some milliseconds (safe to repeat).' },
     idempotent: true,
   };
+}
+
+/**
+ * A slow tool declared quick, as `quick_<name>`: the model step's activity runs it on the session's host, so
+ * a crash or an interrupt can land while a tool runs inside the model step.
+ */
+export function quickVariant(tool: ToolDefinition): ToolDefinition {
+  return { ...tool, schema: { ...tool.schema, name: `quick_${tool.schema.name}` }, quick: true };
 }
 
 /** The message `count_up` reports with its `n`th update: distinctive, so tests can look for any trace of it. */

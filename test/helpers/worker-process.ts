@@ -15,7 +15,7 @@ import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
 import { WORKER_CONFIG_ENV, WORKER_READY_LINE, type WorkerProcessConfig } from './child-worker.js';
 import { scriptedProfile, SCENARIO_MODEL as TEST_MODEL } from './scenario-runtime.js';
-import { echoTool, idempotentSleepTool, sleepTool } from './test-tools.js';
+import { echoTool, idempotentSleepTool, quickVariant, sleepTool } from './test-tools.js';
 
 const raw = process.env[WORKER_CONFIG_ENV] ?? process.argv[2];
 if (raw === undefined || raw === '') {
@@ -64,6 +64,8 @@ const tools = new Map<string, ToolDefinition>(
     echoTool,
     sleepTool(config.runLog),
     idempotentSleepTool(config.runLog),
+    quickVariant(sleepTool(config.runLog)),
+    quickVariant(idempotentSleepTool(config.runLog)),
     ...(config.subagentDepth ? [createDelegateTool({ maxDepth: config.subagentDepth })] : []),
   ].map((t) => [t.schema.name, t]),
 );

@@ -339,6 +339,54 @@ describe.concurrent('crash safety: a worker SIGKILLed at a failpoint, a fresh on
   );
 
   it(
+    'killed mid-tool inside the model step (quick, not idempotent): answered interrupted, never re-run, no provider call again',
+    async (context) => {
+      const { expect } = context;
+      const run = await runCrash(
+        {
+          sessionId: 'crash-quick-tool-running',
+          failpoint: 'tool-running',
+          prompt: 'wait a while, quickly',
+          replies: [
+            { toolCalls: [{ id: 'q1', name: 'quick_sleep', arguments: '{"ms":5000}' }] },
+            { text: 'the wait was interrupted; not repeating it' },
+          ],
+        },
+        context,
+      );
+      expect(run.toolRuns).toEqual(['q1']);
+      expect(ofType(run.events, 'tool/result')).toEqual([
+        expect.objectContaining({ callId: 'q1', status: 'interrupted', output: TOOL_OUTCOME_UNKNOWN }),
+      ]);
+      // The retried model step found its answer logged: one request for step 1, one for step 2.
+      expect(run.bodies).toHaveLength(2);
+      expect(ofType(run.events, 'step/end').map((e) => e.step)).toEqual([1, 2]);
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
+    'killed mid-tool inside the model step (quick, idempotent): the call runs again, once logged',
+    async (context) => {
+      const { expect } = context;
+      const run = await runCrash(
+        {
+          sessionId: 'crash-quick-tool-idempotent',
+          failpoint: 'tool-running',
+          prompt: 'take a quick nap',
+          replies: [{ toolCalls: [{ id: 'qn1', name: 'quick_nap', arguments: '{"ms":1500}' }] }, { text: 'rested' }],
+        },
+        context,
+      );
+      expect(run.toolRuns).toEqual(['qn1', 'qn1']);
+      expect(ofType(run.events, 'tool/start')).toHaveLength(1);
+      expect(ofType(run.events, 'tool/result').map((r) => `${r.callId}:${r.status}`)).toEqual(['qn1:ok']);
+      expect(run.bodies).toHaveLength(2);
+    },
+    SCENARIO_TIMEOUT_MS,
+  );
+
+  it(
     'killed after a tool result was appended: no duplicate result, the rest of the step runs once, it ends once',
     async (context) => {
       const { expect } = context;
