@@ -87,6 +87,9 @@ const SCRIPT: Script = {
       repeat: 2,
     },
     { match: { lastUserContains: 'echo in the model step' }, text: 'echoed in the model step' },
+    { match: { lastUserContains: 'delta' }, text: 'four' },
+    { match: { lastUserContains: 'epsilon' }, toolCalls: [{ id: 'x1', name: 'echo', arguments: '{"text":"five"}' }] },
+    { match: { lastUserContains: 'epsilon' }, text: 'five' },
     {
       match: { lastUserContains: 'long quick tool' },
       toolCalls: [
@@ -313,6 +316,16 @@ const SCENARIOS: readonly Scenario[] = [
       const events = await waitForTurnEnd(rt.store, id, 1);
       const results = events.flatMap((e) => (e.type === 'tool/result' ? [`${e.callId}:${e.status}`] : []));
       expectThat(results.join() === 'q1:ok,q2:ok,q1:ok,q2:ok', 'two tool steps of two echo calls each');
+      return handle;
+    },
+  },
+  {
+    name: 'turns-closed-locally',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      for (const content of ['delta', 'epsilon']) await handle.signal(followupSignal, { content });
+      const events = await waitForTurnEnd(rt.store, id, 2);
+      expectThat(turnEnds(events).join() === '1:completed,2:completed', 'two completed turns');
       return handle;
     },
   },

@@ -31,7 +31,7 @@ export interface SessionActivities {
 export type SessionQueueActivities = Pick<SessionActivities, 'openSession' | 'closeTurn' | 'closeStep' | 'appendInbox'>;
 
 /** Run as local activities by the worker that runs the workflow task, i.e. the session-queue worker. */
-export type LocalSessionActivities = Pick<SessionQueueActivities, 'openSession'>;
+export type LocalSessionActivities = Pick<SessionQueueActivities, 'openSession' | 'closeTurn'>;
 
 /** Provider calls on the model queue (its workers cap their concurrency per provider key). */
 export type ModelQueueActivities = Pick<SessionActivities, 'modelStep' | 'compact'>;

@@ -18,11 +18,11 @@ export function sessionActivities() {
 }
 
 /**
- * Opening the session as a local activity: it runs in the worker that runs the workflow task, and the
- * first model step is scheduled in the same task's completion — no activity dispatch and no second
- * workflow task before a new session's first request (~28 ms of a new session's first token). It only
- * creates or repairs the log, and repeating it is harmless; its receipts are in the history's marker.
- * A failure to open is the workflow's direct cause (a local activity's failure is not wrapped).
+ * Opening the session and closing a turn as local activities: they run in the worker that runs the workflow
+ * task, and what follows is decided in the same task — no activity dispatch and no second workflow task
+ * (~28 ms of a new session's first token; one round trip of every turn). Both are short appends that repeat
+ * harmlessly; their receipts are in the history's markers. A failure is the workflow's direct cause (a local
+ * activity's failure is not wrapped).
  */
 export function localSessionActivities() {
   return proxyLocalActivities<LocalSessionActivities>({

@@ -1,4 +1,5 @@
 // Ending a turn: closeTurn logs its end and hands back the queue as the log has it.
+import { patched } from '@temporalio/workflow';
 import { countChildUsage } from './delegations.js';
 import type { SessionProxies } from './session-proxies.js';
 import type { SessionState } from './session-state.js';
@@ -14,8 +15,10 @@ export async function endTurn(
 ): Promise<void> {
   const delegated = state.unloggedChildren;
   state.unloggedChildren = [];
+  // A local activity since the patch: runs recorded with the closeTurn activity replay with it.
+  const closeTurn = patched('close-turn-local') ? proxies.local.closeTurn : proxies.session.closeTurn;
   const outcome = await withIngress(state, (cursor) =>
-    proxies.session.closeTurn({
+    closeTurn({
       sessionId: state.sessionId,
       ...cursor,
       turn,
