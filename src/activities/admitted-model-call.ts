@@ -13,8 +13,6 @@ import type { SessionRuntime } from './session-runtime.js';
 export interface AdmittedCall extends ObservedCall {
   /** The root session of the call's tree: subagents share its turn. */
   readonly fairKey: string;
-  /** The verified wire body's size, for the token estimate. */
-  readonly wireBytes: number;
 }
 
 /** Names this activity attempt in the limiter's store: its turn, lease and spending hold. */
@@ -33,7 +31,7 @@ export async function callModelAdmitted(runtime: SessionRuntime, call: AdmittedC
   const info = activity.info;
   const holder = callHolder();
   // What the provider counts at admission: the prompt (about 4 bytes a token) plus the output limit.
-  const tokens = Math.ceil(call.wireBytes / 4) + (call.request.config.maxTokens ?? 0);
+  const tokens = Math.ceil(call.verified.bytes / 4) + (call.request.config.maxTokens ?? 0);
   const onWait = (wait: LimiterWait): void => {
     activity.heartbeat({ limiter: wait });
     try {

@@ -4,12 +4,13 @@ import { Context } from '@temporalio/activity';
 import type { BuiltRequest } from '../core/index.js';
 import { callModel, type CallModelResult, type ModelDelta } from '../providers/call-model.js';
 import type { ModelCallPurpose, ModelCallReport, StepContext } from '../plugins/contracts.js';
+import type { WireBody } from '../providers/wire-body.js';
 import type { SessionRuntime } from './session-runtime.js';
 
 export interface ObservedCall {
   readonly request: BuiltRequest;
-  /** The body the gate verified (see callModel). */
-  readonly verifiedBody: string;
+  /** The wire body derived from `request` once the outbound gate verified it (see callModel's `derived`). */
+  readonly verified: WireBody;
   readonly purpose: ModelCallPurpose;
   readonly context: StepContext;
   readonly onDelta: (delta: ModelDelta) => void;
@@ -48,7 +49,7 @@ export async function callModelObserved(runtime: SessionRuntime, call: ObservedC
       apiKey: runtime.apiKey,
       signal: activity.cancellationSignal,
       idleTimeoutMs: runtime.idleTimeoutMs,
-      verifiedBody: call.verifiedBody,
+      derived: call.verified,
       onDelta: (delta) => {
         firstDeltaMs ??= performance.now() - started;
         call.onDelta(delta);

@@ -109,7 +109,7 @@ export async function compact(context: ActivityContext, input: CompactInput): Pr
     try {
       result = await callModelObserved(runtime, {
         request: built,
-        verifiedBody: wire.body,
+        verified: wire,
         purpose: 'compaction',
         // A compaction runs between steps: it belongs to the open turn (or the last one) at step 0.
         context: {

@@ -108,8 +108,7 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
     try {
       result = await callModelAdmitted(runtime, {
         request,
-        verifiedBody: wire.body,
-        wireBytes: wire.bytes,
+        verified: wire,
         fairKey: delegationOf(session.events)?.workspaceSessionId ?? sessionId,
         purpose: 'step',
         context: stepContext,

@@ -52,6 +52,11 @@ export interface CallModelInput {
   timeoutMs?: number;
   /** The body the outbound gate verified; it must equal `toWireBody(request).body` or nothing is sent. */
   verifiedBody?: string;
+  /**
+   * The wire body the caller already derived from this very (deep-frozen) `request` after the gate passed it:
+   * sent as it is, instead of deriving the same bytes a second time. Takes the place of `verifiedBody`.
+   */
+  derived?: WireBody;
   /** Transport under the guard (defaults to global fetch); for proxies and instrumentation, not for shaping. */
   fetch?: FetchLike;
 }
@@ -83,7 +88,7 @@ export interface CallModelResult {
  */
 export async function callModel(input: CallModelInput): Promise<CallModelResult> {
   const { request, profile, apiKey, signal, onDelta, idleTimeoutMs } = input;
-  const wire = await toWireBody(request, profile, input.readAttachment);
+  const wire = input.derived ?? (await toWireBody(request, profile, input.readAttachment));
   if (input.verifiedBody !== undefined && input.verifiedBody !== wire.body) {
     throw new ProviderError(
       ProviderErrorCode.WireBodyMismatch,
