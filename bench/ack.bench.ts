@@ -98,7 +98,7 @@ async function oneSession(stack: SessionStack, clock: CommitClock, id: string, s
   await clock.when(`sent:${id}:1:1`);
   // Streaming: the provider has the request (and holds its stream after the first chunk).
   await until(`${id}: the request at the provider`, () =>
-    stack.provider.requests().some((r) => r.body.includes(`hold ${id} `)),
+    stack.provider!.requests().some((r) => r.body.includes(`hold ${id} `)),
   );
   const send = async (kind: Kind, k: number): Promise<void> => {
     const messageId = `${id}-${kind.replace(' ', '-')}-${k}`;
@@ -111,7 +111,7 @@ async function oneSession(stack: SessionStack, clock: CommitClock, id: string, s
     await send('busy steer', k);
     await send('busy inject', k);
   }
-  stack.provider.release(holdKey(id));
+  stack.provider!.release(holdKey(id));
   const answered = await clock.when(`answer:${id}:1:1`);
   for (const s of samples) s.answered = answered;
   await stack.turnEnd(id, 1);

@@ -1,9 +1,12 @@
 // Shared by the Temporal benchmark sections (not a section itself): a dev server with both workflow
 // bundles, a session stack built like the product's worker (scripted provider on loopback, SQLite store,
 // the echo tool) whose store is instrumented to count appends and reads and to time each `turn/end`.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import type { RequestHeader, SessionEvent } from '../src/core/index.js';
@@ -25,6 +28,7 @@ import { echoTool } from '../test/helpers/test-tools.js';
 import { startBareWorker, type BareWorker } from './bare/bare-worker.js';
 
 export const SYSTEM_PROMPT = 'You are a benchmark agent.';
+const DH_BIN = fileURLToPath(new URL('../bin/dh.mjs', import.meta.url));
 
 export interface BenchServer {
   readonly address: string;
@@ -82,12 +86,19 @@ export interface StackOptions {
   readonly toolConcurrency?: number;
   /** The session worker's sticky workflow cache (Temporal's maxCachedWorkflows); SDK default when absent. */
   readonly maxCachedWorkflows?: number;
+  /**
+   * Runs the provider in a process of its own (`dh scripted-provider`), as a real provider is remote: the
+   * bench process's CPU is then the worker's (and the clients') alone, and `providerPid` names the other.
+   */
+  readonly providerProcess?: boolean;
 }
 
 export interface SessionStack {
   readonly client: Client;
   readonly store: SqliteSessionStore;
-  readonly provider: ScriptedProvider;
+  /** The provider in this process; absent with `providerProcess` (then `providerPid` names its process). */
+  readonly provider?: ScriptedProvider;
+  readonly providerPid?: number;
   readonly profile: ProviderProfile;
   readonly tools: ReadonlyMap<string, ToolDefinition>;
   readonly taskQueue: string;
@@ -107,8 +118,12 @@ let counter = 0;
 
 export async function startSessionStack(server: BenchServer, options: StackOptions): Promise<SessionStack> {
   const dir = mkdtempSync(join(tmpdir(), 'dh-bench-'));
-  const provider = await startScriptedProvider({ script: { models: [SCENARIO_MODEL], ...options.script } });
-  const profile = scriptedProfile(provider.url);
+  const script: Script = { models: [SCENARIO_MODEL], ...options.script };
+  const provider = options.providerProcess
+    ? await startProviderProcess(script, dir)
+    : { inProcess: await startScriptedProvider({ script }) };
+  const providerUrl = 'inProcess' in provider ? provider.inProcess.url : provider.url;
+  const profile = scriptedProfile(providerUrl);
   const store = SqliteSessionStore.open(join(dir, 'sessions.db'));
   const counts: StoreCounts = { appends: 0, reads: 0 };
   const answerMarks = new Map<string, StoreCounts[]>();
@@ -173,7 +188,7 @@ export async function startSessionStack(server: BenchServer, options: StackOptio
   return {
     client,
     store,
-    provider,
+    ...('inProcess' in provider ? { provider: provider.inProcess } : { providerPid: provider.pid }),
     profile,
     tools,
     taskQueue,
@@ -212,9 +227,41 @@ export async function startSessionStack(server: BenchServer, options: StackOptio
       await worker.shutdown();
       await running;
       await connection.close();
-      await provider.close();
+      await ('inProcess' in provider ? provider.inProcess.close() : provider.stop());
       await store.close();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** `dh scripted-provider` in a child process serving `script`; resolves once it printed its base URL. */
+async function startProviderProcess(
+  script: Script,
+  dir: string,
+): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const scriptFile = join(dir, 'provider-script.json');
+  writeFileSync(scriptFile, JSON.stringify(script));
+  const child = spawn(process.execPath, [DH_BIN, 'scripted-provider', '--script', scriptFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = once(child, 'exit');
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split('\n').find((l) => l.startsWith('http'));
+      if (line) resolve(line.trim());
+    });
+    void exited.then(([code]) => reject(new Error(`dh scripted-provider exited (${String(code)}): ${stderr}`)));
+  });
+  return {
+    url,
+    pid: child.pid ?? -1,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
     },
   };
 }

@@ -1,7 +1,8 @@
 // Profiling aid for the step path: C sessions × one turn of tool steps on one worker, the measured window's
 // bounds printed as hrtime microseconds so a `--cpu-prof` profile can be cut to it (scripts/profile-summary.mjs).
 // Run: node --cpu-prof --cpu-prof-dir=/tmp/prof --import tsx scripts/profile-steps.ts [sessions] [rounds] [--bare]
-// (`--bare`: the bare Temporal workflow of bench/bare instead, two no-op activities per step.)
+// (`--bare`: the bare Temporal workflow of bench/bare instead, two no-op activities per step; `--timeline`: the
+// last session's history event by event, with the server's timestamps.)
 import proto from '@temporalio/proto';
 import { sessionWorkflowId } from '../src/shared/session-messages.js';
 import { startBare, startBenchServer, startSessionStack, turnReplies } from '../bench/harness.bench.js';
@@ -23,6 +24,8 @@ const stack = bareOnly
       script: { mode: 'match', cache: 'off', replies: tags.flatMap((tag) => turnReplies(tag, toolSteps)) },
       modelConcurrency: 100,
       toolConcurrency: 100,
+      // A process of its own, as a real provider is: the profiles show the worker alone.
+      providerProcess: true,
     });
 const runRound = async (r: number): Promise<number> => {
   if (!stack) return bare?.run(toolSteps + 1, sessions) ?? 0;
@@ -56,8 +59,27 @@ try {
     types.set(name, (types.get(name) ?? 0) + 1);
   }
   console.log(`history of ${workflowId}: ${history?.events?.length} events`, JSON.stringify(Object.fromEntries(types)));
+  if (process.argv.includes('--timeline')) printTimeline(history?.events ?? []);
 } finally {
   await bare?.stop();
   await stack?.stop();
   await server.stop();
+}
+
+/** One line per history event: ms since the previous one and since the start, its type, the activity or marker. */
+function printTimeline(events: readonly proto.temporal.api.history.v1.IHistoryEvent[]): void {
+  const ms = (e: proto.temporal.api.history.v1.IHistoryEvent) =>
+    Number(e.eventTime?.seconds ?? 0) * 1000 + (e.eventTime?.nanos ?? 0) / 1e6;
+  const start = events[0] ? ms(events[0]) : 0;
+  let previous = start;
+  for (const e of events) {
+    const at = ms(e);
+    const what =
+      e.activityTaskScheduledEventAttributes?.activityType?.name ?? e.markerRecordedEventAttributes?.markerName ?? '';
+    const type = (EventType[e.eventType ?? 0] ?? '?').replace(/^EVENT_TYPE_/, '');
+    console.log(
+      `${String(e.eventId).padStart(4)} +${(at - previous).toFixed(1).padStart(6)} ms ${(at - start).toFixed(1).padStart(7)} ms  ${type} ${what}`,
+    );
+    previous = at;
+  }
 }
