@@ -31,7 +31,8 @@ describe('OpenTelemetry (OTLP/HTTP to a real receiver)', () => {
     telemetry = started;
     h = await startHarness({
       telemetry,
-      tools: [echoTool],
+      // Not quick here, so its call runs in a tool step activity of its own and that activity's span shows.
+      tools: [{ ...echoTool, quick: false }],
       script: {
         cache: 'deepseek',
         replies: [

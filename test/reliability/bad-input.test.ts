@@ -541,9 +541,11 @@ describe('bad input to a running session (real Temporal, scripted provider, SQLi
 
   it('a malformed row under a live session: the step fails with INVALID_EVENT naming session and seq; no request is sent and nothing is logged after the refusal', async () => {
     const { before, seq, error, requestsSent } = await damageUnderLiveSession('damaged-live');
-    // The gate's fresh read refuses the log; the run cannot log past the damage, so it fails with that error.
+    // The gate's fresh read refuses the log; the run cannot log past the damage, so it fails with that error:
+    // the turn's end, a local activity (patch close-turn-local), refuses it too, and is the direct cause.
     expect(error).toBeInstanceOf(WorkflowFailedError);
-    const cause = (error as WorkflowFailedError).cause?.cause as { type?: string; message?: string } | undefined;
+    const cause = (error as WorkflowFailedError).cause as { type?: string; message?: string } | undefined;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
     expect(cause?.type).toBe(ErrorCode.InvalidEvent);
     expect(cause?.message).toMatch(
       new RegExp(`^invalid event in session "damaged-live" at seq ${seq}: stored body is not JSON`),
