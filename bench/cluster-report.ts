@@ -7,8 +7,17 @@ export interface ClusterRun {
   /** Worker processes serving the run. */
   readonly workers: number;
   readonly stepsPerSecond: number;
-  /** CPU ms per step: the Temporal server, each worker process (start order), PostgreSQL, the bench process. */
-  readonly cpu: { server: number; perWorker: number[]; postgres: number; bench: number };
+  /**
+   * CPU ms per step: the Temporal server, each worker process (start order), PostgreSQL, the bench process;
+   * and of PostgreSQL, what its client backends spent by database (sampled: see postgres-cpu-by-database.ts).
+   */
+  readonly cpu: {
+    server: number;
+    perWorker: number[];
+    postgres: number;
+    postgresByDatabase: { store: number; temporal: number; visibility: number };
+    bench: number;
+  };
   /** All those processes' CPU time over the run's wall time. */
   readonly busyCores: number;
   /** Each worker process's share of the model-step activities (bare: `bareModel`), start order. */
@@ -33,9 +42,19 @@ export interface UnitCosts {
   readonly evictingCache: number;
 }
 
+/** One statement of dh's store as pg_stat_statements counted it over a run. */
+export interface StoreStatement {
+  readonly query: string;
+  readonly calls: number;
+  readonly totalMs: number;
+  readonly rows: number;
+}
+
 export interface ClusterReport {
   readonly runs: readonly ClusterRun[];
   readonly units: UnitCosts;
+  /** dh's store statements over the first measured run of ours on one worker process. */
+  readonly statements: readonly StoreStatement[];
   readonly sessions: number;
   readonly steps: number;
   readonly rounds: number;
@@ -90,6 +109,33 @@ export function clusterSections(report: ClusterReport): BenchSection[] {
           .join(' / ')} |`,
     ),
   );
+
+  const databaseRows = (['ours', 'bare'] as const).flatMap((kind) =>
+    counts.map((n) => {
+      const db = (pick: (r: ClusterRun) => number) => med(kind, n, pick);
+      const store = db((r) => r.cpu.postgresByDatabase.store);
+      const temporal = db((r) => r.cpu.postgresByDatabase.temporal);
+      const visibility = db((r) => r.cpu.postgresByDatabase.visibility);
+      const other = db(
+        (r) =>
+          r.cpu.postgres -
+          r.cpu.postgresByDatabase.store -
+          r.cpu.postgresByDatabase.temporal -
+          r.cpu.postgresByDatabase.visibility,
+      );
+      return `| ${kind} × ${n} | ${fmt(store)} ms | ${fmt(temporal)} ms | ${fmt(visibility)} ms | ${fmt(other)} ms |`;
+    }),
+  );
+  const statementSteps = sessions * steps;
+  const statementRows = report.statements
+    .slice(0, 8)
+    .map(
+      (s) =>
+        `| \`${s.query.replace(/\s+/g, ' ').replace(/\|/g, '\\|').slice(0, 110)}\` | ${fmt(s.calls / statementSteps)} | ` +
+        `${fmt(s.totalMs / s.calls, 3)} ms | ${fmt(s.totalMs / statementSteps, 3)} ms |`,
+    );
+  const statementCalls = report.statements.reduce((sum, s) => sum + s.calls, 0);
+  const statementMs = report.statements.reduce((sum, s) => sum + s.totalMs, 0);
 
   // The two readings the section exists for, computed from the tables above.
   const top = counts.at(-1) ?? 1;
@@ -180,6 +226,23 @@ export function clusterSections(report: ClusterReport): BenchSection[] {
         '| run | Temporal server | worker processes | PostgreSQL | bench process | total | cores busy |',
         '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
         ...cpuRows,
+        '',
+        "PostgreSQL's CPU per step by database (its client backends' /proc CPU, sampled every 200 ms and summed per",
+        "database from pg_stat_activity; other: the postmaster, background processes, the bench's own connections and",
+        "what a backend spent after its last sample before it exited). Store: dh's session store; Temporal: its",
+        'persistence; visibility: its SQL visibility:',
+        '',
+        '| run | dh store | Temporal persistence | Temporal visibility | other |',
+        '| --- | ---: | ---: | ---: | ---: |',
+        ...databaseRows,
+        '',
+        `dh store statements over the first measured run of ours on 1 worker process (pg_stat_statements; ${fmt(
+          statementCalls / statementSteps,
+        )} statements and ${fmt(statementMs / statementSteps, 3)} ms of execution per step in all), by total time:`,
+        '',
+        '| statement | calls per step | mean | per step |',
+        '| --- | ---: | ---: | ---: |',
+        ...statementRows,
         '',
         'How the work spread over the worker processes (host-1 / host-2 / host-3, medians): model-step activities',
         '(bare: `bareModel`) and workflow tasks by the worker identity (`pid@host`) in the histories, and CPU per step:',

@@ -18,7 +18,8 @@ import { startPostgres } from '../test/setup/postgres.js';
 import { bareWorkflowBundle } from './bare/bare-worker.js';
 import { tallyHistories, type HistoryTally } from './cluster-history.js';
 import { cpuMs, postgresCpuMs, postmasterOf, startBareProcess } from './cluster-processes.js';
-import { clusterSections, type ClusterRun, type UnitCosts } from './cluster-report.js';
+import { clusterSections, type ClusterRun, type StoreStatement, type UnitCosts } from './cluster-report.js';
+import { PostgresCpuByDatabase } from './postgres-cpu-by-database.js';
 import { turnReplies, vmRssBytes } from './harness.bench.js';
 import type { BenchSection } from './measure.js';
 
@@ -67,7 +68,8 @@ export async function clusterBench(
   const replies = labels.flatMap((id) => turnReplies(`task ${id}:`, toolSteps));
 
   const [postgres, binaries, bundle, bareCode, provider] = await Promise.all([
-    startPostgres(),
+    // pg_stat_statements: what dh's store asks PostgreSQL, per statement (the "dh store statements" table).
+    startPostgres({ settings: ['shared_preload_libraries=pg_stat_statements'] }),
     resolveTemporalServer(),
     writeSessionWorkflowBundle(join(dir, 'workflow-bundle.js'), {
       cache: process.env.DH_WORKFLOW_BUNDLE_CACHE !== 'off',
@@ -81,6 +83,7 @@ export async function clusterBench(
   const { address, namespace } = test.cluster;
   const temporalDb = test.cluster.env.TEMPORAL_DB ?? '';
   const visibilityDb = test.cluster.env.TEMPORAL_VISIBILITY_DB ?? '';
+  const storeDb = new URL(test.storeUrl).pathname.slice(1);
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace });
   const store = new pg.Pool({ connectionString: test.storeUrl, max: 2 });
@@ -103,6 +106,8 @@ export async function clusterBench(
   const bare = fleet(() => startBareProcess({ address, namespace, taskQueue: bareQueue, bundlePath: bareBundlePath }));
 
   try {
+    await admin.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    let statements: StoreStatement[] = [];
     const backend = await admin.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
     const postmaster = postmasterOf(backend.rows[0]?.pid ?? -1);
     const dbSize = async (name: string) =>
@@ -162,14 +167,26 @@ export async function clusterBench(
         visibility: await dbSize(visibilityDb),
         at: performance.now(),
       };
+      // The first run of ours on one worker also counts the store's statements.
+      const countStatements = kind === 'ours' && n === 1 && statements.length === 0;
+      if (countStatements) await admin.query('SELECT pg_stat_statements_reset()');
+      const byDatabase = new PostgresCpuByDatabase(admin);
+      await byDatabase.start();
       const spanMs = kind === 'ours' ? await runSessions(ids, taskQueue) : await runBare(ids);
       const wallMs = performance.now() - before.at;
+      const databases = await byDatabase.stop();
+      if (countStatements) statements = await storeStatements(admin, storeDb);
       const bench = process.cpuUsage(before.bench);
       const total = sessions * steps;
       const cpu = {
         server: (cpuMs(serverPid) - before.server) / total,
         perWorker: procs.map((p, i) => (cpuMs(p.pid) - (before.workers[i] ?? 0)) / total),
         postgres: (postmaster !== null ? postgresCpuMs(postmaster) - before.postgres : Number.NaN) / total,
+        postgresByDatabase: {
+          store: (databases.get(storeDb) ?? 0) / total,
+          temporal: (databases.get(temporalDb) ?? 0) / total,
+          visibility: (databases.get(visibilityDb) ?? 0) / total,
+        },
         bench: (bench.user + bench.system) / 1000 / total,
       };
       const temporalBytes = (await dbSize(temporalDb)) - before.temporal;
@@ -253,6 +270,7 @@ export async function clusterBench(
     return clusterSections({
       runs,
       units,
+      statements,
       sessions,
       steps,
       rounds,
@@ -270,6 +288,17 @@ export async function clusterBench(
     await postgres.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The store database's statements since the last reset, by total execution time (pg_stat_statements). */
+async function storeStatements(admin: pg.Pool, database: string): Promise<StoreStatement[]> {
+  const { rows } = await admin.query<{ query: string; calls: string; total: number; rows: string }>(
+    `SELECT s.query, s.calls::text AS calls, s.total_exec_time AS total, s.rows::text AS rows
+     FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+     WHERE d.datname = $1 ORDER BY s.total_exec_time DESC`,
+    [database],
+  );
+  return rows.map((r) => ({ query: r.query, calls: Number(r.calls), totalMs: r.total, rows: Number(r.rows) }));
 }
 
 function sessionIds(label: string, count: number): string[] {

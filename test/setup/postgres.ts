@@ -17,7 +17,12 @@ export interface TestPostgres {
 const PG_LIB = '/usr/lib/postgresql';
 const DATABASE = 'dh_test';
 
-export async function startPostgres(): Promise<TestPostgres> {
+export interface PostgresOptions {
+  /** More server settings, as `name=value` (`-c` options), e.g. a preloaded library for a benchmark. */
+  readonly settings?: readonly string[];
+}
+
+export async function startPostgres(config: PostgresOptions = {}): Promise<TestPostgres> {
   const configured = process.env.DH_TEST_POSTGRES_URL;
   if (configured !== undefined && configured !== '') return { url: configured, stop: () => Promise.resolve() };
 
@@ -52,6 +57,7 @@ export async function startPostgres(): Promise<TestPostgres> {
         `-c port=${port}`,
         `-c unix_socket_directories=${base}`,
         '-c max_connections=200',
+        ...(config.settings ?? []).map((setting) => `-c ${setting}`),
       ].join(' ');
       try {
         await run('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '30', '-o', options, 'start']);
