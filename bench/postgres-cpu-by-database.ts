@@ -19,6 +19,8 @@ export class PostgresCpuByDatabase {
 
   constructor(
     private readonly admin: pg.Pool,
+    /** A role whose backends are left out (a measuring client's own), counted as "other" instead. */
+    private readonly excludeRole: string,
     private readonly intervalMs = 200,
   ) {}
 
@@ -44,7 +46,8 @@ export class PostgresCpuByDatabase {
 
   async #sample(): Promise<void> {
     const { rows } = await this.admin.query<{ pid: number; datname: string | null }>(
-      "SELECT pid, datname FROM pg_stat_activity WHERE backend_type = 'client backend'",
+      "SELECT pid, datname FROM pg_stat_activity WHERE backend_type = 'client backend' AND usename <> $1",
+      [this.excludeRole],
     );
     const firstSample = this.#samples++ === 0;
     for (const { pid, datname } of rows) {

@@ -6,12 +6,14 @@ import {
   planAppend,
   prepareAppend,
   retryOnUniqueViolation,
+  type ChainedRow,
   type PreparedAppend,
   type StoredRow,
 } from './append-plan.js';
 import { assertSeq, assertSessionId, listLimit, readRange, sessionNotFound } from './event-row.js';
 import { inTransaction } from './pg-transaction.js';
 import { rowsToEvents } from './rows-to-events.js';
+import { SessionTails } from './session-tails.js';
 import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
 import type { LogKey } from './log-key.js';
 import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';
@@ -60,6 +62,8 @@ const ADDED_COLUMNS: ReadonlyArray<readonly [table: string, column: string]> = [
 const SCHEMA_LOCK_KEY = 0x64685f73; // "dh_s"
 
 const ROW_COLUMNS = 'seq, type, key, message_id AS "messageId", digest, at, body, chain';
+/** The same columns of `events e` in a join. */
+const JOINED_ROW_COLUMNS = 'e.seq, e.type, e.key, e.message_id AS "messageId", e.digest, e.at, e.body, e.chain';
 
 /** unique_violation; serialization_failure and deadlock_detected, which a re-read also settles. */
 const RETRYABLE_CODES = new Set(['23505', '40001', '40P01']);
@@ -71,9 +75,22 @@ export interface PostgresSessionStoreOptions {
   readonly logKey?: LogKey;
 }
 
+/**
+ * The rows of one append, inserted only where row `$11` of the session carries chain `$12` (the row the first
+ * new one links to) and is the last row: one statement, one round trip, atomic on its own. Another row there or
+ * a row after it inserts nothing; a slot filled meanwhile, a used key or inbox messageId fails with 23505.
+ */
+const INSERT_AFTER_TAIL = `INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body, chain, mac)
+  SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[],
+    $9::text[], $10::text[])
+  WHERE EXISTS (SELECT 1 FROM events WHERE session_id = $1 AND seq = $11::int AND chain = $12::text)
+    AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = $1 AND seq > $11::int)`;
+
 export class PostgresSessionStore implements SessionStore {
   private readonly pool: pg.Pool;
   private readonly logKey: LogKey | undefined;
+  /** Where this store last saw each session's log end: an append there skips the reads (appendAfterTail). */
+  private readonly tails = new SessionTails();
   private closed = false;
 
   private constructor(pool: pg.Pool, logKey: LogKey | undefined) {
@@ -121,7 +138,9 @@ export class PostgresSessionStore implements SessionStore {
 
   async append(sessionId: string, expectedSeq: number, events: readonly SessionEvent[]): Promise<AppendResult> {
     const prepared = prepareAppend(sessionId, expectedSeq, events);
-    return retryOnUniqueViolation(sessionId, expectedSeq, isRetryable, () =>
+    const fast = await this.appendAfterTail(prepared);
+    if (fast !== null) return fast;
+    const result = await retryOnUniqueViolation(sessionId, expectedSeq, isRetryable, () =>
       // REPEATABLE READ: the head and the rows the plan looks at come from one snapshot. A concurrent
       // writer that fills a slot after it makes our INSERT fail with 23505, and the retry re-reads.
       inTransaction(
@@ -130,21 +149,63 @@ export class PostgresSessionStore implements SessionStore {
         'BEGIN ISOLATION LEVEL REPEATABLE READ',
       ),
     );
+    this.tails.appended(sessionId, result);
+    return result;
+  }
+
+  /**
+   * The common case in one statement: an append right after the tail this store last saw, planned against
+   * that tail as if nothing else were stored (nothing can be: the log is contiguous and the slots are free,
+   * or the insert fails). Null when the tail is unknown, or the database refused (a filled slot, a used key,
+   * another row before it): then the full append reads what is stored and decides, exactly as without this.
+   */
+  private async appendAfterTail(prepared: PreparedAppend): Promise<AppendResult | null> {
+    const { sessionId, expectedSeq } = prepared;
+    const tail = this.tails.at(sessionId, expectedSeq);
+    if (tail === undefined || prepared.rows.length === 0) return null;
+    const stored = { head: expectedSeq, rows: [], anchor: null, lastChain: tail.lastChain };
+    const plan = planAppend(prepared, stored, this.logKey);
+    let inserted: number;
+    try {
+      const result = await this.pool.query({
+        name: 'dh-append-after-tail',
+        text: INSERT_AFTER_TAIL,
+        values: [...insertColumns(sessionId, plan.inserts), expectedSeq - 1, tail.lastChain],
+      });
+      inserted = result.rowCount ?? 0;
+    } catch (error) {
+      this.tails.forget(sessionId);
+      if (isRetryable(error) || isForeignKeyViolation(error)) return null;
+      throw error;
+    }
+    if (inserted !== plan.inserts.length) {
+      this.tails.forget(sessionId);
+      return null;
+    }
+    this.tails.appended(sessionId, plan.result);
+    return plan.result;
   }
 
   async read(sessionId: string, fromSeq?: number, toSeq?: number, options?: ReadOptions): Promise<SessionEvent[]> {
     assertSessionId('sessionId', sessionId);
     const { from, to } = readRange(fromSeq, toSeq);
-    const result = await this.pool.query<PgEventRow>(
-      `SELECT ${ROW_COLUMNS} FROM events
-       WHERE session_id = $1 AND seq >= $2::bigint AND ($3::bigint IS NULL OR seq < $3::bigint) ORDER BY seq`,
-      [sessionId, from, to],
-    );
-    const rows = result.rows.map(toEventRow);
-    if (rows.length === 0) await this.head(sessionId); // throws SESSION_NOT_FOUND for an unknown session
-    const events = rowsToEvents(sessionId, from, rows, options?.verified);
+    // From the session's row, so an empty range of a known session is one row of NULLs and an unknown
+    // session no row at all: one round trip either way (a read that finds nothing new is the common one).
+    const result = await this.pool.query<PgEventRow | NullRow>({
+      name: 'dh-read',
+      text: `SELECT ${JOINED_ROW_COLUMNS} FROM sessions s
+       LEFT JOIN events e ON e.session_id = s.session_id AND e.seq >= $2::bigint
+         AND ($3::bigint IS NULL OR e.seq < $3::bigint)
+       WHERE s.session_id = $1 ORDER BY e.seq`,
+      values: [sessionId, from, to],
+    });
+    if (result.rows.length === 0) throw sessionNotFound(sessionId);
+    const stored = result.rows.filter((row): row is PgEventRow => row.seq !== null);
+    const events = rowsToEvents(sessionId, from, stored.map(toEventRow), options?.verified);
     const onChain = options?.onChain;
-    if (onChain) for (const row of result.rows) onChain(row.seq, row.chain);
+    if (onChain) for (const row of stored) onChain(row.seq, row.chain);
+    const last = stored.at(-1);
+    if (to === undefined && last !== undefined) this.tails.read(sessionId, last.seq, last.chain);
     return events;
   }
 
@@ -207,34 +268,40 @@ async function appendAttempt(
   // head after it makes our INSERT fail (23505), and the retry links to (or returns) the winner's rows.
   const { found, head, anchor, lastChain } = await sessionHead(client, sessionId);
   if (!found) throw sessionNotFound(sessionId);
-  const stored = await client.query<PgEventRow>(
-    `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = $1
+  const stored = await client.query<PgEventRow>({
+    name: 'dh-append-stored-rows',
+    text: `SELECT ${ROW_COLUMNS} FROM events WHERE session_id = $1
        AND ((seq >= $2::bigint AND seq < $3::bigint) OR key = ANY($4::text[]) OR message_id = ANY($5::text[]))`,
-    [sessionId, expectedSeq, expectedSeq + prepared.rows.length, prepared.keys, prepared.messageIds],
-  );
+    values: [sessionId, expectedSeq, expectedSeq + prepared.rows.length, prepared.keys, prepared.messageIds],
+  });
   const plan = planAppend(prepared, { head, rows: stored.rows.map(toEventRow), anchor, lastChain }, logKey);
   if (plan.inserts.length > 0) {
-    const rows = plan.inserts;
     // One statement for the whole batch, whatever its size (no per-row parameter limit).
-    await client.query(
-      `INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body, chain, mac)
+    await client.query({
+      name: 'dh-append-insert',
+      text: `INSERT INTO events (session_id, seq, type, key, message_id, digest, at, body, chain, mac)
        SELECT $1, * FROM unnest($2::int[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[],
          $9::text[], $10::text[])`,
-      [
-        sessionId,
-        rows.map((r) => r.seq),
-        rows.map((r) => r.type),
-        rows.map((r) => r.key),
-        rows.map((r) => r.messageId),
-        rows.map((r) => r.digest),
-        rows.map((r) => r.at),
-        rows.map((r) => r.body),
-        rows.map((r) => r.chain),
-        rows.map((r) => r.mac),
-      ],
-    );
+      values: insertColumns(sessionId, plan.inserts),
+    });
   }
   return plan.result;
+}
+
+/** The insert's parameters: the session, then one array per column (unnest turns them into rows). */
+function insertColumns(sessionId: string, rows: readonly ChainedRow[]): unknown[] {
+  return [
+    sessionId,
+    rows.map((r) => r.seq),
+    rows.map((r) => r.type),
+    rows.map((r) => r.key),
+    rows.map((r) => r.messageId),
+    rows.map((r) => r.digest),
+    rows.map((r) => r.at),
+    rows.map((r) => r.body),
+    rows.map((r) => r.chain),
+    rows.map((r) => r.mac),
+  ];
 }
 
 interface SessionHead {
@@ -246,13 +313,14 @@ interface SessionHead {
 }
 
 async function sessionHead(db: pg.Pool | pg.PoolClient, sessionId: string): Promise<SessionHead> {
-  const result = await db.query<{ found: boolean; anchor: string | null; last: number | null; chain: string | null }>(
-    `SELECT s.found, s.anchor, l.seq AS last, l.chain
+  const result = await db.query<{ found: boolean; anchor: string | null; last: number | null; chain: string | null }>({
+    name: 'dh-session-head',
+    text: `SELECT s.found, s.anchor, l.seq AS last, l.chain
      FROM (SELECT EXISTS (SELECT 1 FROM sessions WHERE session_id = $1) AS found,
              (SELECT chain_anchor FROM sessions WHERE session_id = $1) AS anchor) s
      LEFT JOIN LATERAL (SELECT seq, chain FROM events WHERE session_id = $1 ORDER BY seq DESC LIMIT 1) l ON true`,
-    [sessionId],
-  );
+    values: [sessionId],
+  });
   const row = result.rows[0];
   if (row === undefined) throw new Error('the session head query returned no row');
   return { found: row.found, head: row.last === null ? 0 : row.last + 1, anchor: row.anchor, lastChain: row.chain };
@@ -271,11 +339,19 @@ async function addMissingColumns(client: pg.PoolClient): Promise<void> {
   }
 }
 
+/** What a read returns for a known session with no row in the range (the LEFT JOIN's NULLs). */
+type NullRow = { readonly [K in keyof PgEventRow]: null };
+
 /** An `events` row as pg returns it: BIGINT arrives as a string (appended values are safe integers). */
 type PgEventRow = Omit<StoredRow, 'at'> & { at: string };
 
 function toEventRow(r: PgEventRow): StoredRow {
   return { ...r, at: Number(r.at) };
+}
+
+/** foreign_key_violation: the session is not there (the full append names it SESSION_NOT_FOUND). */
+function isForeignKeyViolation(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '23503';
 }
 
 function isRetryable(error: unknown): boolean {

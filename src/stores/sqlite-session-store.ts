@@ -7,6 +7,7 @@ import {
   planAppend,
   prepareAppend,
   retryOnUniqueViolation,
+  type ChainedRow,
   type PreparedAppend,
   type StoredRow,
   type StoredState,
@@ -15,6 +16,7 @@ import { assertSeq, assertSessionId, listLimit, readRange, sessionNotFound } fro
 import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
 import type { LogKey } from './log-key.js';
 import { rowsToEvents } from './rows-to-events.js';
+import { SessionTails } from './session-tails.js';
 import {
   applySchema,
   prepareStatements,
@@ -67,6 +69,10 @@ export class SqliteSessionStore implements SessionStore {
   private readonly logKey: LogKey | undefined;
   /** Appends waiting for a group commit, in call order. */
   private queue: QueuedAppend[] = [];
+  /** Where this store last saw each session's log end: an append there skips the reads (appendAfterTail). */
+  private readonly tails = new SessionTails();
+  /** Inserts planned rows in a savepoint of their own, so a refused one leaves nothing behind. */
+  private readonly insertTx: (sessionId: string, rows: readonly ChainedRow[]) => void;
   private flushTimer: NodeJS.Immediate | undefined;
 
   private constructor(db: Database.Database, options: SqliteSessionStoreOptions) {
@@ -84,6 +90,9 @@ export class SqliteSessionStore implements SessionStore {
       this.runBatch(batch, outcomes),
     );
     this.groupTx = (batch, outcomes) => group.immediate(batch, outcomes);
+    this.insertTx = db.transaction((sessionId: string, rows: readonly ChainedRow[]) =>
+      this.insertRows(sessionId, rows),
+    );
   }
 
   /** Opens (creating if needed) the store at `path`, or a private in-memory one for `:memory:`. */
@@ -154,6 +163,8 @@ export class SqliteSessionStore implements SessionStore {
         const events = rowsToEvents(sessionId, from, rows, options?.verified);
         const onChain = options?.onChain;
         if (onChain) for (const row of columns) onChain(row[0], row[7]);
+        const last = columns.at(-1);
+        if (to === undefined && last !== undefined) this.tails.read(sessionId, last[0], last[7]);
         return events;
       })();
     });
@@ -201,6 +212,7 @@ export class SqliteSessionStore implements SessionStore {
   /** One append, one transaction (the path without group commit, and after close, where it throws). */
   private commitAlone(prepared: PreparedAppend): AppendResult {
     const result = this.appendTx(prepared);
+    this.tails.appended(prepared.sessionId, result);
     this.committed(1);
     return result;
   }
@@ -241,6 +253,7 @@ export class SqliteSessionStore implements SessionStore {
     }
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
+      if (outcome.ok) this.tails.appended(item.prepared.sessionId, outcome.result);
       if (outcome.ok) item.resolve(outcome.result);
       else item.reject(outcome.error);
     });
@@ -271,6 +284,33 @@ export class SqliteSessionStore implements SessionStore {
   }
 
   private appendInTransaction(prepared: PreparedAppend): AppendResult {
+    return this.appendAfterTail(prepared) ?? this.appendAfterReading(prepared);
+  }
+
+  /**
+   * The common case without reading the log: an append right after the tail this store last saw, where the
+   * stored log still ends with that very row (checked under the write lock), planned as if nothing else were
+   * stored. Null when that does not hold, or when the inserts are refused (a used key or inbox messageId):
+   * the full append then reads what is stored and decides, exactly as without this.
+   */
+  private appendAfterTail(prepared: PreparedAppend): AppendResult | null {
+    const { sessionId, expectedSeq } = prepared;
+    const tail = this.tails.at(sessionId, expectedSeq);
+    if (tail === undefined || prepared.rows.length === 0) return null;
+    const last = this.stmt.lastRow.get(sessionId) as { seq: number; chain: string | null } | undefined;
+    if (last?.seq !== expectedSeq - 1 || last.chain !== tail.lastChain) return null;
+    const stored = { head: expectedSeq, rows: [], anchor: null, lastChain: tail.lastChain };
+    const plan = planAppend(prepared, stored, this.logKey);
+    try {
+      this.insertTx(sessionId, plan.inserts);
+    } catch (error) {
+      if (!isUniqueViolation(error) || !this.db.inTransaction) throw error;
+      return null;
+    }
+    return plan.result;
+  }
+
+  private appendAfterReading(prepared: PreparedAppend): AppendResult {
     const { sessionId, expectedSeq, rows } = prepared;
     const session = this.stmt.selectSession.get(sessionId) as { anchor: string | null } | undefined;
     if (session === undefined) throw sessionNotFound(sessionId);
@@ -287,7 +327,12 @@ export class SqliteSessionStore implements SessionStore {
       lastChain: last?.chain ?? null,
     };
     const plan = planAppend(prepared, stored, this.logKey);
-    for (const row of plan.inserts) {
+    this.insertRows(sessionId, plan.inserts);
+    return plan.result;
+  }
+
+  private insertRows(sessionId: string, rows: readonly ChainedRow[]): void {
+    for (const row of rows) {
       this.stmt.insertEvent.run(
         sessionId,
         row.seq,
@@ -301,7 +346,6 @@ export class SqliteSessionStore implements SessionStore {
         row.mac,
       );
     }
-    return plan.result;
   }
 
   private headOf(sessionId: string): number {

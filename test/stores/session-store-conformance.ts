@@ -379,6 +379,31 @@ export function describeSessionStoreConformance(name: string, createBackend: () 
         expect(verifyChain(chain)).toMatchObject({ ok: true, links: head, unchained: null });
       });
 
+      it('answers an instance whose last view of the log end is stale as a fresh instance would', async () => {
+        // A store may remember where a log ended when it last wrote or read it (to append there without
+        // reading first); another writer moving the end must never let that memory decide anything.
+        const log = sampleLog('s1', 2);
+        const other = await openStore();
+        await sessionWith('s1', log.slice(0, 4));
+        await other.append('s1', 4, log.slice(4, 6));
+        await expectStoreError(store.append('s1', 4, [inboxEnqueue(4, 'late')]), ErrorCode.SeqConflict, 's1', 4);
+        const again = await store.append('s1', 4, log.slice(4, 6));
+        expect(again.receipts.map((r) => r.status)).toEqual(['existing', 'existing']);
+        await store.append('s1', 6, log.slice(6, 10));
+        await other.append('s1', 10, log.slice(10, 12));
+        await store.append('s1', 12, log.slice(12));
+        expect(await other.read('s1')).toEqual(log);
+        expect(verifyChain(await other.readChain('s1'))).toMatchObject({ ok: true, links: log.length });
+        // The last row it saw deleted behind its back: the next append finds the hole, as a fresh store does.
+        await backend.deleteRow('s1', log.length - 1);
+        await expectStoreError(
+          store.append('s1', log.length, [inboxEnqueue(log.length, 'after')]),
+          ErrorCode.SeqGap,
+          's1',
+          log.length,
+        );
+      });
+
       it('lets exactly one of several processes win a seq; same-key losers get its events', async () => {
         await sessionWith('race', [sessionStart('race')]);
         const batches = raceBatches(1, 1, 4);
