@@ -1,12 +1,16 @@
 // Entering a model step: claim the waiting batch, check context pressure, ask the pre-step decision, and
-// log the claim, `step/start` and the claimed messages as user messages (or the turn's blocked end).
+// stage the claim, `step/start` and the claimed messages as user messages (or the turn's blocked end):
+// the model step commits them with the step's next events.
 import { DhError, type EventDraft, type Session } from '../core/index.js';
 import type { ClaimedMessage } from '../plugins/contracts.js';
 import type { ModelStepInput } from '../shared/activity-contracts.js';
 import type { ActivityContext } from './activity-context.js';
 import { overPressure } from './over-pressure.js';
 
-/** `entered`: the step is logged as started. `compact`: nothing was logged. `blocked`: the turn ended. */
+/**
+ * `entered`: the step's start is staged. `compact`: nothing was staged. `blocked`: the turn's end is staged.
+ * Staged events are in the returned session, not yet in the store (SessionCache.stage).
+ */
 export interface StepEntry {
   readonly session: Session;
   readonly result: 'entered' | 'compact' | 'blocked';
@@ -47,7 +51,7 @@ export async function enterStep(context: ActivityContext, session: Session, inpu
       reason: 'blocked',
       error: { code: 'PRE_STEP_REJECTED', message: decision.reason },
     });
-    return { session: await cache.append(session, drafts), result: 'blocked' };
+    return { session: cache.stage(session, drafts), result: 'blocked' };
   }
   drafts.push({ type: 'step/start', at: input.at, turn, step });
   for (const m of decision.messages ?? batch) {
@@ -62,5 +66,5 @@ export async function enterStep(context: ActivityContext, session: Session, inpu
       content: m.content,
     });
   }
-  return { session: await cache.append(session, drafts), result: 'entered' };
+  return { session: cache.stage(session, drafts), result: 'entered' };
 }

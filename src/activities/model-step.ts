@@ -1,6 +1,7 @@
-// modelStep: log the step's boundary (messages, turn start, claim, step start, header), build the request,
-// pass the gate, record the wire digest, call the provider, log its answer and, on the session's host, run its
-// quick tool calls. A retry resumes at the first missing piece; a logged answer is never asked for again.
+// modelStep: log the step's boundary (messages, turn start, claim, step start, header) in one commit, build
+// the request, pass the gate, record the wire digest, call the provider, log its answer and, on the session's
+// host, run its quick tool calls. A retry resumes at the first missing piece; a logged answer is never asked for
+// again.
 import { CancelledFailure, cancellationDetails } from '@temporalio/activity';
 import {
   buildSessionRequest,
@@ -24,143 +25,168 @@ import { stepRecord } from './step-events.js';
 import { toolsInModelStep } from './tools-in-model-step.js';
 
 export async function modelStep(context: ActivityContext, input: ModelStepInput): Promise<ModelStepOutcome> {
-  const { cache, gate, runtime } = context;
+  const { cache } = context;
   return context.guarded(input.sessionId, async () => {
-    const { sessionId, turn, step } = input;
-    let session = await cache.load(sessionId);
+    const { turn } = input;
+    let session = await cache.load(input.sessionId);
 
+    // The step's boundary is staged, not appended piece by piece: it reaches the store in one commit before
+    // the gate reads it (or with whatever ends the attempt early), one commit where there were up to three.
     const boundary: EventDraft[] = ingressDrafts(session, input.ingress);
     if (input.startTurn && session.state.lastTurn < turn) boundary.push({ type: 'turn/start', at: input.at, turn });
-    session = await cache.append(session, boundary);
-
-    const ended = session.state.lastTurnEnd;
-    if (ended?.turn === turn) {
-      // Ended by an earlier attempt of this activity: a rejected batch, or the cost cap.
-      const blocked = unanswered(await context.outcome(session, input.knownHead), 'blocked');
-      return ended.reason === 'budget'
-        ? { ...blocked, turnEnd: { reason: 'budget', errorCode: ended.error?.code ?? null } }
-        : blocked;
-    }
-    let record = stepRecord(session, turn, step);
-    if (!record.started) {
-      const entry = await enterStep(context, session, input);
-      session = entry.session;
-      if (entry.result !== 'entered') {
-        return unanswered(await context.outcome(session, input.knownHead), entry.result);
-      }
-      record = stepRecord(session, turn, step);
-    }
-
-    if (!record.assistant && !record.header) {
-      const header = await nextHeader(runtime, session, input.instance.headerRecorded, turn, step);
-      if (header) {
-        session = await cache.append(session, [{ type: 'request/header', at: input.at, turn, step, ...header }]);
-      }
-    }
-
-    if (record.assistant) {
-      // The answer is already logged (an earlier attempt got it before the worker died): no new call.
-      const answer = record.assistant;
-      if (answer.toolCalls.length === 0 && !record.ended) {
-        session = await cache.append(session, [{ type: 'step/end', at: input.at, turn, step }]);
-      }
-      const usage = answer.usage ?? null;
-      const ran = answer.interrupted
-        ? { session }
-        : await toolsInModelStep(context, session, input, answer.toolCalls, usage);
-      return {
-        ...(await context.outcome(ran.session, input.knownHead)),
-        outcome: 'responded',
-        toolCallIds: answer.toolCalls.map((c) => c.id),
-        stepEnded: answer.toolCalls.length === 0,
-        usage,
-        fromLog: true,
-        finishReason: answer.finishReason,
-        ...(ran.tools ? { tools: ran.tools } : {}),
-      };
-    }
-
-    // Outbound observers see the frozen request; whatever they hand on must pass the gate: the request
-    // must be exactly what a fresh read of the store derives, or nothing is sent.
-    const stepContext = { sessionId, turn, step, events: session.events };
-    const built = buildSessionRequest(session);
-    const observed = runtime.onRequest ? runtime.onRequest(built, stepContext) : built;
-    const request = await gate.verify(observed);
-    const wire = await toWireBody(request, runtime.profile);
-    // A request already recorded as sent passed the caps before (a retry after a crash): it goes again.
-    const tenantCap = runtime.tenant !== undefined ? runtime.limiter?.tenantCostCapUsd(runtime.tenant) : undefined;
-    const cost = costVerdict(runtime, session, request, wire.bytes, tenantCap);
-    if (cost.refusal && !record.sent) return await refuseOverCap(context, session, input, cost.refusal);
-    const tenantSpend = cost.refusal ? undefined : await holdTenantSpend(runtime, callHolder(), cost, !!record.sent);
-    if (tenantSpend?.refusal) return await refuseOverCap(context, session, input, tenantSpend.refusal);
-    if (!record.sent) {
-      session = await cache.append(session, [
-        { type: 'request/sent', at: input.at, turn, step, digest: wire.digest, bytes: wire.bytes },
-      ]);
-    } else if (record.sent.digest !== wire.digest) {
-      throw new DhError(
-        'WIRE_DIGEST_DRIFT',
-        `step ${turn}.${step} was recorded with wire digest ${record.sent.digest}, now derives ${wire.digest}`,
-      );
-    }
-
-    let result;
+    session = cache.stage(session, boundary);
+    const staged = session;
     try {
-      result = await callModelAdmitted(runtime, {
-        request,
-        verified: wire,
-        fairKey: delegationOf(session.events)?.workspaceSessionId ?? sessionId,
-        purpose: 'step',
-        context: stepContext,
-        onDelta: (delta) => {
-          runtime.onStreamDelta?.(delta, stepContext);
-          failpoint('model-streaming');
-        },
-      });
+      return await stepFromBoundary(context, session, input);
     } catch (error) {
-      await tenantSpend?.settle(0);
+      // What the attempt staged is logged even when it fails, so the log shows where the step stopped (as
+      // when each piece was a commit of its own); the failure is the attempt's, whatever this flush does.
+      await cache.append(staged, []).catch(() => undefined);
       throw error;
     }
-    const message = result.message;
-    const spent = stepCost(cost.price, result.usage);
-    await tenantSpend?.settle(spent?.usd ?? 0);
-    // Only the workflow's interrupt keeps a partial answer. A cut for any other reason (the worker draining
-    // on SIGTERM, a heartbeat timeout) fails the attempt with nothing logged, so the retry asks again.
-    if (message.interrupted && cancellationDetails()?.cancelRequested !== true)
-      throw new CancelledFailure('the stream was cut by a cancellation the workflow did not ask for');
-    const drafts: EventDraft[] = [
-      {
-        type: 'assistant/message',
-        at: Date.now(),
-        turn,
-        step,
-        content: message.content,
-        ...(message.reasoning !== undefined ? { reasoning: message.reasoning } : {}),
-        toolCalls: message.toolCalls,
-        finishReason: message.finishReason,
-        ...(result.usage ? { usage: result.usage } : {}),
-        ...(spent ? { cost: spent } : {}),
-        ...(message.interrupted ? { interrupted: true as const } : {}),
-      },
-    ];
-    const noTools = message.toolCalls.length === 0;
-    if (noTools && !message.interrupted) drafts.push({ type: 'step/end', at: Date.now(), turn, step });
-    session = await cache.append(session, drafts);
-    failpoint('model-after-append');
-    if (message.interrupted) throw new CancelledFailure('interrupted: partial response logged');
-    const usage = result.usage ?? null;
-    const ran = await toolsInModelStep(context, session, input, message.toolCalls, usage);
+  });
+}
+
+/** The step once its boundary is staged: enter it, build and admit the request, call, log the answer. */
+async function stepFromBoundary(
+  context: ActivityContext,
+  staged: Session,
+  input: ModelStepInput,
+): Promise<ModelStepOutcome> {
+  const { cache, gate, runtime } = context;
+  const { sessionId, turn, step } = input;
+  let session = staged;
+  const ended = session.state.lastTurnEnd;
+  if (ended?.turn === turn) {
+    // Ended by an earlier attempt of this activity: a rejected batch, or the cost cap.
+    session = await cache.append(session, []);
+    const blocked = unanswered(await context.outcome(session, input.knownHead), 'blocked');
+    return ended.reason === 'budget'
+      ? { ...blocked, turnEnd: { reason: 'budget', errorCode: ended.error?.code ?? null } }
+      : blocked;
+  }
+  let record = stepRecord(session, turn, step);
+  if (!record.started) {
+    const entry = await enterStep(context, session, input);
+    session = entry.session;
+    if (entry.result !== 'entered') {
+      session = await cache.append(session, []);
+      return unanswered(await context.outcome(session, input.knownHead), entry.result);
+    }
+    record = stepRecord(session, turn, step);
+  }
+
+  if (!record.assistant && !record.header) {
+    const header = await nextHeader(runtime, session, input.instance.headerRecorded, turn, step);
+    if (header) {
+      session = cache.stage(session, [{ type: 'request/header', at: input.at, turn, step, ...header }]);
+    }
+  }
+
+  if (record.assistant) {
+    // The answer is already logged (an earlier attempt got it before the worker died): no new call.
+    const answer = record.assistant;
+    const closing: EventDraft[] =
+      answer.toolCalls.length === 0 && !record.ended ? [{ type: 'step/end', at: input.at, turn, step }] : [];
+    session = await cache.append(session, closing);
+    const usage = answer.usage ?? null;
+    const ran = answer.interrupted
+      ? { session }
+      : await toolsInModelStep(context, session, input, answer.toolCalls, usage);
     return {
       ...(await context.outcome(ran.session, input.knownHead)),
       outcome: 'responded',
-      toolCallIds: message.toolCalls.map((c) => c.id),
-      stepEnded: noTools,
+      toolCallIds: answer.toolCalls.map((c) => c.id),
+      stepEnded: answer.toolCalls.length === 0,
       usage,
-      fromLog: false,
-      finishReason: message.finishReason,
+      fromLog: true,
+      finishReason: answer.finishReason,
       ...(ran.tools ? { tools: ran.tools } : {}),
     };
-  });
+  }
+
+  // The staged boundary reaches the store in one commit, before the gate reads it.
+  session = await cache.append(session, []);
+  // Outbound observers see the frozen request; whatever they hand on must pass the gate: the request
+  // must be exactly what a fresh read of the store derives, or nothing is sent (and no `request/sent` logged).
+  const stepContext = { sessionId, turn, step, events: session.events };
+  const built = buildSessionRequest(session);
+  const observed = runtime.onRequest ? runtime.onRequest(built, stepContext) : built;
+  const request = await gate.verify(observed);
+  const wire = await toWireBody(request, runtime.profile);
+  // A request already recorded as sent passed the caps before (a retry after a crash): it goes again.
+  const tenantCap = runtime.tenant !== undefined ? runtime.limiter?.tenantCostCapUsd(runtime.tenant) : undefined;
+  const cost = costVerdict(runtime, session, request, wire.bytes, tenantCap);
+  if (cost.refusal && !record.sent) return await refuseOverCap(context, session, input, cost.refusal);
+  const tenantSpend = cost.refusal ? undefined : await holdTenantSpend(runtime, callHolder(), cost, !!record.sent);
+  if (tenantSpend?.refusal) return await refuseOverCap(context, session, input, tenantSpend.refusal);
+  if (!record.sent) {
+    session = await cache.append(session, [
+      { type: 'request/sent', at: input.at, turn, step, digest: wire.digest, bytes: wire.bytes },
+    ]);
+  } else if (record.sent.digest !== wire.digest) {
+    throw new DhError(
+      'WIRE_DIGEST_DRIFT',
+      `step ${turn}.${step} was recorded with wire digest ${record.sent.digest}, now derives ${wire.digest}`,
+    );
+  }
+
+  let result;
+  try {
+    result = await callModelAdmitted(runtime, {
+      request,
+      verified: wire,
+      fairKey: delegationOf(session.events)?.workspaceSessionId ?? sessionId,
+      purpose: 'step',
+      context: stepContext,
+      onDelta: (delta) => {
+        runtime.onStreamDelta?.(delta, stepContext);
+        failpoint('model-streaming');
+      },
+    });
+  } catch (error) {
+    await tenantSpend?.settle(0);
+    throw error;
+  }
+  const message = result.message;
+  const spent = stepCost(cost.price, result.usage);
+  await tenantSpend?.settle(spent?.usd ?? 0);
+  // Only the workflow's interrupt keeps a partial answer. A cut for any other reason (the worker draining
+  // on SIGTERM, a heartbeat timeout) fails the attempt with nothing logged, so the retry asks again.
+  if (message.interrupted && cancellationDetails()?.cancelRequested !== true)
+    throw new CancelledFailure('the stream was cut by a cancellation the workflow did not ask for');
+  const drafts: EventDraft[] = [
+    {
+      type: 'assistant/message',
+      at: Date.now(),
+      turn,
+      step,
+      content: message.content,
+      ...(message.reasoning !== undefined ? { reasoning: message.reasoning } : {}),
+      toolCalls: message.toolCalls,
+      finishReason: message.finishReason,
+      ...(result.usage ? { usage: result.usage } : {}),
+      ...(spent ? { cost: spent } : {}),
+      ...(message.interrupted ? { interrupted: true as const } : {}),
+    },
+  ];
+  const noTools = message.toolCalls.length === 0;
+  if (noTools && !message.interrupted) drafts.push({ type: 'step/end', at: Date.now(), turn, step });
+  session = await cache.append(session, drafts);
+  failpoint('model-after-append');
+  if (message.interrupted) throw new CancelledFailure('interrupted: partial response logged');
+  const usage = result.usage ?? null;
+  const ran = await toolsInModelStep(context, session, input, message.toolCalls, usage);
+  return {
+    ...(await context.outcome(ran.session, input.knownHead)),
+    outcome: 'responded',
+    toolCallIds: message.toolCalls.map((c) => c.id),
+    stepEnded: noTools,
+    usage,
+    fromLog: false,
+    finishReason: message.finishReason,
+    ...(ran.tools ? { tools: ran.tools } : {}),
+  };
 }
 
 /** Nothing is sent: the step and the turn end here, and the turn's end names the cap and the estimate. */

@@ -234,14 +234,27 @@ export class ToolStepRun {
     const running = this.#batch;
     this.#batch = [];
     const fresh = running.filter((call) => !this.session.state.openStep?.calls.get(call.id)?.started);
-    await this.#append(
-      fresh.map((call) => ({ type: 'tool/start', at: Date.now(), turn, step, callId: call.id, name: call.name })),
+    const starts = fresh.map(
+      (call): EventDraft => ({ type: 'tool/start', at: Date.now(), turn, step, callId: call.id, name: call.name }),
     );
+    // Quick read-only calls' starts are staged: they reach the store with the results, one commit fewer. An
+    // attempt that dies first leaves no start, so a retry runs them again and a repair says "not run", both
+    // true to the world (they changed nothing). Any other call's start is logged before it runs.
+    const readOnly = running.every((call) => {
+      const tool = toolFor(this.context.runtime, this.session, call.name);
+      return tool?.quick === true && tool.readOnly === true;
+    });
+    if (readOnly) this.#session = cache.stage(this.#session, starts);
+    else await this.#append(starts);
     // Armed only in crash tests: kill the worker while these tools run (never after they returned).
     const killer = failpointArmed('tool-running') ? setTimeout(() => failpoint('tool-running'), 200) : undefined;
     const outputs = await mapWithLimit(running, TOOL_POOL, (call) => this.#run(call));
     clearTimeout(killer);
-    if (this.signal.aborted) throw new CancelledFailure('interrupted during a tool call');
+    if (this.signal.aborted) {
+      // Staged starts are logged (the calls did start), so the turn's repair answers them as interrupted.
+      await this.#append([]);
+      throw new CancelledFailure('interrupted during a tool call');
+    }
     // Results are logged in model order, whatever order the calls finished in.
     const results = running.map((call, i) =>
       this.#result(call, outputs[i]?.status ?? 'error', outputs[i]?.output ?? ''),

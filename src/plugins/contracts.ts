@@ -18,6 +18,12 @@ export interface ToolDefinition {
    * remote server): it would hold a model-call slot while it runs.
    */
   readonly quick?: boolean;
+  /**
+   * Changes nothing outside its result (a read, a listing, a search). A step whose calls are all quick and
+   * read-only logs their starts in one commit with their results: an attempt that dies first did nothing a
+   * retry or the turn's repair ("not run") would misstate. Implies nothing about idempotence on its own.
+   */
+  readonly readOnly?: boolean;
   /** The delegation tool (src/tools/delegate.ts): the tool step hands its calls to the workflow as child sessions. */
   readonly delegation?: { readonly maxDepth: number };
   run(args: unknown, context: ToolContext): Promise<ToolOutput>;

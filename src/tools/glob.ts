@@ -24,6 +24,7 @@ export function createGlobTool(options: GlobToolOptions = {}): BuiltinTool {
     ),
     idempotent: true,
     quick: true,
+    readOnly: true,
     concurrencySafe: true,
     requiresApproval: false,
     async run(args, context) {

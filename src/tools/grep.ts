@@ -42,6 +42,7 @@ export function createGrepTool(options: GrepToolOptions = {}): BuiltinTool {
     ),
     idempotent: true,
     quick: true,
+    readOnly: true,
     concurrencySafe: true,
     requiresApproval: false,
     async run(args, context) {

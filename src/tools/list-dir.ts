@@ -25,6 +25,7 @@ export function createListDirTool(options: ListDirToolOptions = {}): BuiltinTool
     ),
     idempotent: true,
     quick: true,
+    readOnly: true,
     concurrencySafe: true,
     requiresApproval: false,
     async run(args, context) {

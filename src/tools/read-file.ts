@@ -32,6 +32,7 @@ export function createReadFileTool(options: ReadFileToolOptions = {}): BuiltinTo
     ),
     idempotent: true,
     quick: true,
+    readOnly: true,
     concurrencySafe: true,
     requiresApproval: false,
     async run(args, context) {

@@ -14,6 +14,7 @@ export const echoTool: ToolDefinition = {
   schema: { name: 'echo', description: 'Echo the text back.', parameters: objectSchema({ text: { type: 'string' } }) },
   idempotent: true,
   quick: true,
+  readOnly: true,
   run: (args) =>
     Promise.resolve({ status: 'ok', output: `echo: ${JSON.stringify((args as { text?: unknown }).text ?? '')}` }),
 };

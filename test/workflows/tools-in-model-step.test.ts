@@ -60,6 +60,14 @@ describe('quick tool calls in the model step, on a real Temporal server', () => 
           },
           { match: { lastUserContains: 'two quick steps' }, text: 'done quickly' },
           {
+            match: { lastUserContains: 'count the commits' },
+            toolCalls: [
+              { id: 'c1', name: 'echo', arguments: '{"text":"a"}' },
+              { id: 'c2', name: 'echo', arguments: '{"text":"b"}' },
+            ],
+          },
+          { match: { lastUserContains: 'count the commits' }, text: 'counted' },
+          {
             match: { lastUserContains: 'mixed step' },
             toolCalls: [
               { id: 'm1', name: 'echo', arguments: '{"text":"a"}' },
@@ -101,6 +109,41 @@ describe('quick tool calls in the model step, on a real Temporal server', () => 
     expect(await scheduledActivities(handle)).toEqual(['modelStep', 'modelStep', 'modelStep']);
     await expectProviderSawTheLog(h, ['quick-steps']);
     expect((await checkHistoryMirror(h.client, h.store, 'quick-steps')).problem).toBeNull();
+  });
+
+  it("commits a step's boundary at once, and a read-only quick call's start with its result", async () => {
+    const appends: string[][] = [];
+    const append = h.store.append.bind(h.store);
+    h.store.append = (sessionId, expectedSeq, events) => {
+      if (sessionId === 'quick-commits') appends.push(events.map((e) => e.type));
+      return append(sessionId, expectedSeq, events);
+    };
+    try {
+      const handle = await h.start('quick-commits');
+      await handle.signal(followupSignal, { content: 'count the commits' });
+      await waitForTurnEnd(h.store, 'quick-commits', 1);
+    } finally {
+      h.store.append = append;
+    }
+    // The message's enqueue is logged by whichever writer gets there first (the workflow's appendInbox or the
+    // step's boundary), so it is left out here.
+    const logged = appends
+      .map((types) => types.filter((t) => t !== 'inbox/enqueue'))
+      .filter((types) => types.length > 0 && !types.includes('session/start'));
+    expect(logged, JSON.stringify(appends)).toEqual([
+      // The first step's boundary (the message, the turn's start, its claim, the step's start, the header) in
+      // one append before the gate reads it; the wire digest only once the gate passed.
+      ['turn/start', 'inbox/claim', 'step/start', 'user/message', 'request/header'],
+      ['request/sent'],
+      ['assistant/message'],
+      // echo is quick and read-only: each call's start rides with its result (the last with the step's end).
+      ['tool/start', 'tool/result'],
+      ['tool/start', 'tool/result', 'step/end'],
+      ['step/start'],
+      ['request/sent'],
+      ['assistant/message', 'step/end'],
+      ['turn/end'],
+    ]);
   });
 
   it('leaves a step with a call that is not quick to the tool step activity', async () => {
