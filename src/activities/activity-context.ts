@@ -18,7 +18,7 @@ export interface ActivityContext {
    * past the damage on the strength of a copy read before it, so each one refuses, as a fresh worker would.
    */
   guarded<T>(sessionId: string, run: () => Promise<T>): Promise<T>;
-  /** The receipts of everything the log holds past `knownHead`, and its head. */
+  /** The receipts of everything the log holds past `knownHead`, and its head; what `session` staged is written first. */
   outcome(session: Session, knownHead: number): Promise<AppendOutcome>;
   /** The same, with the session as caught up for it: what else the caller reads of it matches that head. */
   outcomeAt(session: Session, knownHead: number): Promise<{ outcome: AppendOutcome; current: Session }>;
@@ -43,6 +43,8 @@ export function createActivityContext(runtime: SessionRuntime): ActivityContext 
   };
 
   async function outcomeAt(session: Session, knownHead: number) {
+    // An activity's staged events are part of what it did: written, not dropped by the re-read below.
+    await cache.append(session, []);
     const current = await cache.load(session.sessionId);
     return { outcome: { receipts: cache.receiptsSince(current, knownHead), head: current.head }, current };
   }

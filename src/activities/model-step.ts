@@ -35,13 +35,12 @@ export async function modelStep(context: ActivityContext, input: ModelStepInput)
     const boundary: EventDraft[] = ingressDrafts(session, input.ingress);
     if (input.startTurn && session.state.lastTurn < turn) boundary.push({ type: 'turn/start', at: input.at, turn });
     session = cache.stage(session, boundary);
-    const staged = session;
     try {
       return await stepFromBoundary(context, session, input);
     } catch (error) {
       // What the attempt staged is logged even when it fails, so the log shows where the step stopped (as
       // when each piece was a commit of its own); the failure is the attempt's, whatever this flush does.
-      await cache.append(staged, []).catch(() => undefined);
+      await cache.append(session, []).catch(() => undefined);
       throw error;
     }
   });
@@ -59,7 +58,6 @@ async function stepFromBoundary(
   const ended = session.state.lastTurnEnd;
   if (ended?.turn === turn) {
     // Ended by an earlier attempt of this activity: a rejected batch, or the cost cap.
-    session = await cache.append(session, []);
     const blocked = unanswered(await context.outcome(session, input.knownHead), 'blocked');
     return ended.reason === 'budget'
       ? { ...blocked, turnEnd: { reason: 'budget', errorCode: ended.error?.code ?? null } }
@@ -70,7 +68,6 @@ async function stepFromBoundary(
     const entry = await enterStep(context, session, input);
     session = entry.session;
     if (entry.result !== 'entered') {
-      session = await cache.append(session, []);
       return unanswered(await context.outcome(session, input.knownHead), entry.result);
     }
     record = stepRecord(session, turn, step);

@@ -234,9 +234,14 @@ export class ToolStepRun {
     const running = this.#batch;
     this.#batch = [];
     const fresh = running.filter((call) => !this.session.state.openStep?.calls.get(call.id)?.started);
-    const starts = fresh.map(
-      (call): EventDraft => ({ type: 'tool/start', at: Date.now(), turn, step, callId: call.id, name: call.name }),
-    );
+    const starts = fresh.map((call): EventDraft => ({
+      type: 'tool/start',
+      at: Date.now(),
+      turn,
+      step,
+      callId: call.id,
+      name: call.name,
+    }));
     // Quick read-only calls' starts are staged: they reach the store with the results, one commit fewer. An
     // attempt that dies first leaves no start, so a retry runs them again and a repair says "not run", both
     // true to the world (they changed nothing). Any other call's start is logged before it runs.
