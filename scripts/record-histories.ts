@@ -87,6 +87,9 @@ const SCRIPT: Script = {
       repeat: 2,
     },
     { match: { lastUserContains: 'echo in the model step' }, text: 'echoed in the model step' },
+    { match: { lastUserContains: 'on the host' }, toolCalls: [{ id: 'h1', name: 'echo', arguments: '{"text":"h"}' }] },
+    { match: { lastUserContains: 'on the host' }, text: 'answered on the host' },
+    { match: { lastUserContains: 'host moved' }, text: 'answered on the shared queue' },
     { match: { lastUserContains: 'delta' }, text: 'four' },
     { match: { lastUserContains: 'epsilon' }, toolCalls: [{ id: 'x1', name: 'echo', arguments: '{"text":"five"}' }] },
     { match: { lastUserContains: 'epsilon' }, text: 'five' },
@@ -586,6 +589,22 @@ const SCENARIOS: readonly Scenario[] = [
       await handle.signal(interruptSignal);
       const events = await waitForTurnEnd(rt.store, id, 2, 60_000);
       expectThat(turnEnds(events).join() === '1:aborted,2:completed', 'the steer ran as turn 2');
+      return handle;
+    },
+  },
+  {
+    // Model steps on the host's model queue (patch model-step-on-host); then the host's worker is replaced by
+    // another host's, and the next turn's step times out there unstarted and runs on the shared model queue.
+    // Last: the runtime's worker stays on the other host for whatever is recorded after it.
+    name: 'model-step-on-host',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'answer on the host' });
+      await waitForTurnEnd(rt.store, id, 1);
+      await rt.replaceWorker('fixture-other-host');
+      await handle.signal(followupSignal, { content: 'the host moved' });
+      const events = await waitForTurnEnd(rt.store, id, 2, 60_000);
+      expectThat(turnEnds(events).join() === '1:completed,2:completed', 'both turns completed');
       return handle;
     },
   },

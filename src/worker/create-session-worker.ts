@@ -1,5 +1,5 @@
-// Builds the Temporal workers of one worker process: the session queue (workflows and log appends),
-// the model queue (model steps, with a concurrency cap per provider key) and this host's tool queue
+// Builds the Temporal workers of one worker process: the session queue (workflows and log appends), this
+// host's model queue and the shared one (model steps, one concurrency cap for both) and this host's tool queue
 // (tool steps run where the session's workspace lives).
 import { hostname } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +22,8 @@ import {
   workflowTracingSinks,
 } from '../observability/workflow-tracing.js';
 import { cachedSessionWorkflowBundle } from '../local-stack/workflow-bundle-cache.js';
-import { hostTaskQueue, modelTaskQueue } from '../shared/task-queues.js';
+import { hostModelTaskQueue, hostTaskQueue, modelTaskQueue } from '../shared/task-queues.js';
+import { ModelCallSlots } from './model-call-slots.js';
 
 export const DEFAULT_TASK_QUEUE = 'dh-sessions';
 
@@ -80,7 +81,8 @@ export interface SessionWorker {
 export async function createSessionWorker(options: SessionWorkerOptions): Promise<SessionWorker> {
   const workflowCode = await workflowCodeFor(options);
   const connection = await connect(options.address, options.tls);
-  const hostQueue = hostTaskQueue(options.taskQueue, sanitize(options.hostId ?? hostname()));
+  const hostId = sanitize(options.hostId ?? hostname());
+  const hostQueue = hostTaskQueue(options.taskQueue, hostId);
   const activities = queueActivities(createSessionActivities({ ...options.runtime, hostTaskQueue: hostQueue }));
   // Heartbeats carry cancellation: flush them every second so an interrupt lands within about a
   // second instead of 80% of the heartbeat timeout.
@@ -99,6 +101,16 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
     },
     sinks: workflowTracingSinks(options.telemetry),
   } as const;
+  const unused = { type: 'fixed-size', numSlots: 1 } as const;
+  const modelWork = {
+    activities: activities.model,
+    tuner: {
+      activityTaskSlotSupplier: new ModelCallSlots(options.modelConcurrency ?? 16),
+      workflowTaskSlotSupplier: unused,
+      localActivityTaskSlotSupplier: unused,
+      nexusTaskSlotSupplier: unused,
+    },
+  };
   const created = await Promise.allSettled([
     Worker.create({
       ...common,
@@ -108,12 +120,11 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
       ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
       ...workflowCode,
     }),
-    Worker.create({
-      ...common,
-      taskQueue: modelTaskQueue(options.taskQueue),
-      activities: activities.model,
-      maxConcurrentActivityTaskExecutions: options.modelConcurrency ?? 16,
-    }),
+    // Model steps of this host's sessions (their caches are warm here, their quick calls run here), and
+    // the shared model queue (sessions without a host, and steps a busy or missing host left); one count of
+    // slots for both.
+    Worker.create({ ...common, taskQueue: hostModelTaskQueue(options.taskQueue, hostId), ...modelWork }),
+    Worker.create({ ...common, taskQueue: modelTaskQueue(options.taskQueue), ...modelWork }),
     Worker.create({
       ...common,
       taskQueue: hostQueue,

@@ -37,15 +37,23 @@ export function localSessionActivities() {
  * cancelled activity to finish, so it can log the partial answer before the turn is closed (the SDK's
  * default is TRY_CANCEL, which would not wait).
  */
-export function modelActivities() {
+export function modelActivities(taskQueue = modelTaskQueue(workflowInfo().taskQueue), scheduleToStartTimeout?: string) {
   return proxyActivities<ModelQueueActivities>({
-    taskQueue: modelTaskQueue(workflowInfo().taskQueue),
+    taskQueue,
+    ...(scheduleToStartTimeout !== undefined ? { scheduleToStartTimeout } : {}),
     startToCloseTimeout: '20 minutes',
     heartbeatTimeout: '10 seconds',
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
   });
 }
+
+/**
+ * How long a model step waits on its host's model queue before it goes to the shared one: a host that is
+ * gone, or whose model-call slots stay full this long, hands the step to any worker (its caches go cold
+ * and its quick calls run in a tool step activity, which waits for the host as tool steps do).
+ */
+export const HOST_MODEL_START_TIMEOUT = '5 seconds';
 
 /**
  * Tool steps, on the task queue of the host that holds the session's workspace, so a retry never runs

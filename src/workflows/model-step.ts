@@ -1,9 +1,10 @@
 // One model step: claim what waits for it, ask the model, and count the answer. Context pressure and a
 // context overflow compact instead, and say how the turn carries on.
-import type { ModelStepOutcome } from '../shared/activity-contracts.js';
+import type { ModelStepInput, ModelStepOutcome } from '../shared/activity-contracts.js';
+import { modelQueueOfHost, modelTaskQueue } from '../shared/task-queues.js';
 import { addUsage } from '../core/usage-sum.js';
 import type { Usage } from '../core/event-fields.js';
-import { patched } from '@temporalio/workflow';
+import { ActivityFailure, patched, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
 import { cancellable, cancellationDetail, INTERRUPTED, type Interrupted } from './cancellable.js';
 import { compactNow } from './compact-now.js';
 import { failureMessage, failureType } from './failures.js';
@@ -32,6 +33,7 @@ export async function modelStep(
   // The session's host runs the answer's quick calls in this activity (a new input, so behind a patch).
   const toolHost =
     state.hostTaskQueue !== undefined && patched('tools-in-model-step') ? { toolHost: state.hostTaskQueue } : {};
+  const hostQueue = hostModelQueue(state);
   let answeredUsage: Usage | null | undefined;
   let result: ModelStepOutcome | Interrupted;
   try {
@@ -40,8 +42,8 @@ export async function modelStep(
       (cursor) =>
         cancellable(
           state,
-          () =>
-            proxies.model.modelStep({
+          () => {
+            const input = {
               sessionId: state.sessionId,
               ...cursor,
               instance: state.instance,
@@ -52,7 +54,11 @@ export async function modelStep(
               at: Date.now(),
               ...(checkPressure ? { compactAt: limits.compactAt } : {}),
               ...toolHost,
-            }),
+            };
+            return hostQueue !== undefined
+              ? onHostFirst(state, proxies, hostQueue, input)
+              : proxies.model.modelStep(input);
+          },
           (error) => (answeredUsage = answeredBeforeInterrupt(error)),
         ),
       // A step that asks for a compaction first claimed nothing.
@@ -117,4 +123,45 @@ function answeredBeforeInterrupt(error: unknown): Usage | null | undefined {
   if (typeof detail !== 'object' || detail === null || !('answered' in detail)) return undefined;
   const answered = (detail as { answered?: { usage?: Usage | null } }).answered;
   return answered?.usage ?? null;
+}
+
+/**
+ * The session host's model queue, where its log is cached and its quick calls run (behind a patch: runs
+ * recorded before schedule every step on the shared queue); none once a step of this turn missed it.
+ */
+function hostModelQueue(state: SessionState): string | undefined {
+  if (state.hostTaskQueue === undefined || state.hostModelMissed || !patched('model-step-on-host')) return undefined;
+  // Which path runs follows from the history alone; only the queue's name depends on the workflow's task
+  // queue (a replay runs on another). A host queue not derived from this one has no model queue of its own:
+  // the shared one, with the same bounded wait.
+  const base = workflowInfo().taskQueue;
+  return modelQueueOfHost(base, state.hostTaskQueue) ?? modelTaskQueue(base);
+}
+
+/**
+ * The step on its host's model queue; when no worker there starts it in time (the host is gone or its
+ * slots stay full), the same input on the shared queue. Nothing ran, so nothing is repeated.
+ */
+function onHostFirst(
+  state: SessionState,
+  proxies: SessionProxies,
+  queue: string,
+  input: ModelStepInput,
+): Promise<ModelStepOutcome> {
+  return proxies
+    .hostModel(queue)
+    .modelStep(input)
+    .catch((error: unknown) => {
+      if (!notStartedInTime(error)) throw error;
+      state.hostModelMissed = true;
+      return proxies.model.modelStep(input);
+    });
+}
+
+function notStartedInTime(error: unknown): boolean {
+  return (
+    error instanceof ActivityFailure &&
+    error.cause instanceof TimeoutFailure &&
+    error.cause.timeoutType === 'SCHEDULE_TO_START'
+  );
 }

@@ -26,6 +26,7 @@ export async function runTurn(state: SessionState, proxies: SessionProxies): Pro
   state.currentTurn = turn;
   state.status = 'running';
   state.inbox.clearWakeLatch();
+  state.hostModelMissed = false;
   publishStatus(state, 'running');
   try {
     await runSteps(state, proxies, progress);

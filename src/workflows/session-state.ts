@@ -48,6 +48,8 @@ export interface SessionState {
   lastTurnEnd: SessionStateView['lastTurnEnd'];
   readonly usage: Usage;
   hostTaskQueue: string | undefined;
+  /** A model step of this turn found no start on the host's model queue: the turn's later steps go to the shared one. */
+  hostModelMissed: boolean;
   pendingApproval: PendingApproval | null;
   readonly approvals: Map<string, ApprovalDecisionInput>;
   compactRequested: 'summary' | 'prune' | null;
@@ -96,6 +98,7 @@ export function sessionStateFrom(input: SessionWorkflowInput, newInstanceId: () 
     lastTurnEnd: carry?.lastTurnEnd ?? null,
     usage,
     hostTaskQueue: carry?.hostTaskQueue,
+    hostModelMissed: false,
     pendingApproval: null,
     approvals: new Map(),
     compactRequested: carry?.compactRequested ?? null,

@@ -62,6 +62,8 @@ export interface ScenarioRuntimeOptions {
   readonly workerDataConverter?: DataConverter;
   /** OpenTelemetry for the worker (its plugin joins the plugin list). */
   readonly telemetry?: Telemetry;
+  /** The worker's host id (default: the machine's hostname). */
+  readonly hostId?: string;
 }
 
 export interface ScenarioRuntime {
@@ -75,6 +77,8 @@ export interface ScenarioRuntime {
   /** Every session started through `start` (the provider is shared by them). */
   readonly sessionIds: Set<string>;
   start(sessionId: string, limits?: Partial<SessionLimits>): Promise<WorkflowHandle<typeof agentSession>>;
+  /** Stops the worker (it drains) and starts another on the same queue and store, on host `hostId`. */
+  replaceWorker(hostId: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -116,44 +120,53 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
     const tools = new Map((options.tools ?? []).map((t) => [t.schema.name, t]));
     const plugins = options.telemetry ? [...(options.plugins ?? []), options.telemetry.plugin] : options.plugins;
     const workerConverter = options.workerDataConverter ?? options.dataConverter;
-    const worker = await createSessionWorker({
-      address: options.address,
-      namespace: options.namespace,
-      taskQueue,
-      ...(options.workflowBundlePath !== undefined ? { workflowBundlePath: options.workflowBundlePath } : {}),
-      ...(workerConverter !== undefined ? { dataConverter: workerConverter } : {}),
-      ...(options.telemetry !== undefined ? { telemetry: options.telemetry } : {}),
-      runtime: {
-        store,
-        profile,
-        apiKey: options.apiKey ?? 'sk-test-not-a-real-key',
-        tools,
-        composeHeader: defaultHeaderComposer({
-          config: { provider: profile.name, model: SCENARIO_MODEL, includeUsage: true },
-          system: 'You are a test agent.',
+    const startWorker = (hostId: string | undefined) =>
+      createSessionWorker({
+        address: options.address,
+        namespace: options.namespace,
+        taskQueue,
+        ...(options.workflowBundlePath !== undefined ? { workflowBundlePath: options.workflowBundlePath } : {}),
+        ...(workerConverter !== undefined ? { dataConverter: workerConverter } : {}),
+        ...(options.telemetry !== undefined ? { telemetry: options.telemetry } : {}),
+        runtime: {
+          store,
+          profile,
+          apiKey: options.apiKey ?? 'sk-test-not-a-real-key',
           tools,
-        }),
-        ...(options.preStep ? { preStep: options.preStep } : {}),
-        ...(plugins
-          ? createPluginRuntime({
-              plugins: [
-                systemPromptPlugin('You are a test agent.'),
-                toolsPlugin('test-tools', [...tools.values()]),
-                ...plugins,
-              ],
-              seed: { provider: profile.name, model: SCENARIO_MODEL, includeUsage: true },
-            })
-          : {}),
-        idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
-        heartbeatMs: 500,
-        ...options.fleet,
-      },
-    });
-    const running = worker.run();
+          composeHeader: defaultHeaderComposer({
+            config: { provider: profile.name, model: SCENARIO_MODEL, includeUsage: true },
+            system: 'You are a test agent.',
+            tools,
+          }),
+          ...(options.preStep ? { preStep: options.preStep } : {}),
+          ...(plugins
+            ? createPluginRuntime({
+                plugins: [
+                  systemPromptPlugin('You are a test agent.'),
+                  toolsPlugin('test-tools', [...tools.values()]),
+                  ...plugins,
+                ],
+                seed: { provider: profile.name, model: SCENARIO_MODEL, includeUsage: true },
+              })
+            : {}),
+          idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
+          heartbeatMs: 500,
+          ...options.fleet,
+        },
+        ...(hostId !== undefined ? { hostId } : {}),
+      });
+    let worker = await startWorker(options.hostId);
+    let running = worker.run();
     cleanups.push(async () => {
       await worker.shutdown();
       await running;
     });
+    const replaceWorker = async (hostId: string) => {
+      await worker.shutdown();
+      await running;
+      worker = await startWorker(hostId);
+      running = worker.run();
+    };
     const connection = await Connection.connect({ address: options.address });
     cleanups.push(() => connection.close());
     const client = new Client({
@@ -172,6 +185,7 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
       taskQueue,
       dir,
       sessionIds,
+      replaceWorker,
       start: (sessionId, limits) => {
         sessionIds.add(sessionId);
         return client.workflow.start(agentSession, {

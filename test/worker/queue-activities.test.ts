@@ -1,4 +1,4 @@
-// Which activities each of a session worker's three workers registers: each queue's own set
+// Which activities each of a session worker's four workers registers: each queue's own set
 // (src/shared/activity-queues.ts), and on the session queue also the two that older runs still schedule there.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +44,7 @@ describe('session worker registrations', () => {
       expect(registered).toEqual({
         [taskQueue]: ['appendInbox', 'closeStep', 'closeTurn', 'modelStep', 'openSession', 'toolStep'],
         [`${taskQueue}-model`]: ['compact', 'modelStep'],
+        [`${taskQueue}-model-host-h1`]: ['compact', 'modelStep'],
         [`${taskQueue}-host-h1`]: ['toolStep'],
       });
     } finally {
