@@ -9,17 +9,24 @@ const GOAL = 0.8;
 const WORKER_CPU_GOAL = 2;
 /** Sessions (and bare workflows) run once before anything is measured. */
 const WARM_UP_SESSIONS = 10;
+/**
+ * Steps measured at each level at least: at 1 session a round is a single 5-step turn (~0.15 s), whose wall
+ * time a neighbour's burst on a shared machine moves by a third, so low levels run more rounds.
+ */
+const MIN_MEASURED_STEPS = 100;
 
 export async function throughputBench(
   levels = (process.env.DH_BENCH_THROUGHPUT_LEVELS ?? '1,10,100').split(',').map(Number),
   toolSteps = Number(process.env.DH_BENCH_THROUGHPUT_STEPS ?? 4),
   rounds = Number(process.env.DH_BENCH_THROUGHPUT_ROUNDS ?? 3),
 ): Promise<BenchSection[]> {
+  const steps = toolSteps + 1;
+  const roundsAt = (c: number) => Math.max(rounds, Math.ceil(MIN_MEASURED_STEPS / (c * steps)));
   const server = await startBenchServer();
   // Warm-up sessions first (caches, JIT, the bundle's first load), as bare gets its warm-up run.
   const tags: string[] = Array.from({ length: WARM_UP_SESSIONS }, (_, i) => `task warm${i}:`);
   for (const c of levels)
-    for (let r = 0; r < rounds; r++) for (let i = 0; i < c; i++) tags.push(`task c${c}r${r}s${i}:`);
+    for (let r = 0; r < roundsAt(c); r++) for (let i = 0; i < c; i++) tags.push(`task c${c}r${r}s${i}:`);
   // Slots as the bare worker's SDK default (100 activities per worker), so neither side is capped lower.
   const stack = await startSessionStack(server, {
     script: { mode: 'match', cache: 'off', replies: tags.flatMap((tag) => turnReplies(tag, toolSteps)) },
@@ -29,7 +36,6 @@ export async function throughputBench(
   });
   const providerPid = stack.providerPid ?? -1;
   const bare = await startBare(server);
-  const steps = toolSteps + 1;
   const rows: string[] = [];
   const cpuRows: string[] = [];
   try {
@@ -56,7 +62,7 @@ export async function throughputBench(
         into.provider.push((processCpuMs(providerPid) - provider0) / (c * steps));
         into.bench.push((used.user + used.system) / 1000 / (c * steps));
       };
-      for (let r = 0; r < rounds; r++) {
+      for (let r = 0; r < roundsAt(c); r++) {
         await measureCpu(cpu.bare, async () => {
           const wall = await bare.run(steps, c);
           base.push((c * steps) / (wall / 1000));
@@ -95,7 +101,8 @@ export async function throughputBench(
         'its own, as a real provider is remote), from the first start to the last `turn/end`. The `echo` tool is quick, so',
         'each tool step\'s call runs in its model step\'s activity (docs/plugins.md, "Where tools run"). Baseline: C bare',
         'workflows of the same steps (two no-op activities per step) on the same server, from start to the last result.',
-        `Medians of ${rounds} rounds, interleaved, after ${WARM_UP_SESSIONS} unmeasured sessions (and bare workflows) of each.`,
+        `Medians of ${levels.map((c) => `${roundsAt(c)} rounds at ${c}`).join(', ')} (at least ${MIN_MEASURED_STEPS} steps per level),`,
+        `interleaved, after ${WARM_UP_SESSIONS} unmeasured sessions (and bare workflows) of each.`,
         '',
         `| concurrent sessions | ours (steps/s) | bare (steps/s) | ours / bare | goal ≥ ${GOAL}× |`,
         '| ---: | ---: | ---: | ---: | --- |',

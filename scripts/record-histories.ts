@@ -593,6 +593,34 @@ const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    // A run started on code with the baseline patch: one patch marker for every patch it covers (a tool step
+    // on the host, a turn closed locally, an inject queued at close and discarded).
+    name: 'baseline-patches',
+    play: async (rt, id) => {
+      const handle = await rt.start(id);
+      await handle.signal(followupSignal, { content: 'echo please' });
+      await waitForTurnEnd(rt.store, id, 1);
+      await handle.signal(injectSignal, { content: 'left for nobody', messageId: 'left' });
+      await waitForLog(
+        rt.store,
+        id,
+        (events) => events.some((e) => e.type === 'inbox/enqueue' && e.messageId === 'left'),
+        'the inject',
+      );
+      await handle.signal(closeSignal);
+      await handle.result();
+      const patches = (await handle.fetchHistory()).events?.filter(
+        (e) => e.markerRecordedEventAttributes?.markerName === 'core_patch',
+      );
+      expectThat(patches?.length === 1, `one patch marker, not ${patches?.length}`);
+      expectThat(
+        (await rt.store.read(id)).some((e) => e.type === 'inbox/discard' && e.messageIds.includes('left')),
+        'the inject is discarded at close',
+      );
+      return handle;
+    },
+  },
+  {
     // Model steps on the host's model queue (patch model-step-on-host); then the host's worker is replaced by
     // another host's, and the next turn's step times out there unstarted and runs on the shared model queue.
     // Last: the runtime's worker stays on the other host for whatever is recorded after it.

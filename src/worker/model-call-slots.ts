@@ -27,12 +27,12 @@ export class ModelCallSlots implements CustomSlotSupplier<ActivitySlotInfo> {
         resolve(granted);
       };
       // The SDK gives up on a reservation it no longer needs (a poller stopping): it expects the signal's
-      // own reason back (anything else is logged as the supplier's error).
+      // own reason back, whatever it is (anything else is logged as the supplier's error at every shutdown).
       const abort = (): void => {
         const at = this.#waiting.indexOf(grant);
         if (at >= 0) this.#waiting.splice(at, 1);
-        const reason: unknown = abortSignal.reason;
-        reject(reason instanceof Error ? reason : new DOMException('slot reservation aborted', 'AbortError'));
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the SDK compares by identity
+        reject(abortSignal.reason);
       };
       if (abortSignal.aborted) return abort();
       abortSignal.addEventListener('abort', abort, { once: true });

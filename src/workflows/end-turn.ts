@@ -1,9 +1,9 @@
 // Ending a turn: closeTurn logs its end and hands back the queue as the log has it.
-import { patched } from '@temporalio/workflow';
 import { countChildUsage } from './delegations.js';
 import type { SessionProxies } from './session-proxies.js';
 import type { SessionState } from './session-state.js';
 import { withIngress } from './with-ingress.js';
+import { since } from './workflow-patches.js';
 
 export async function endTurn(
   state: SessionState,
@@ -16,7 +16,7 @@ export async function endTurn(
   const delegated = state.unloggedChildren;
   state.unloggedChildren = [];
   // A local activity since the patch: runs recorded with the closeTurn activity replay with it.
-  const closeTurn = patched('close-turn-local') ? proxies.local.closeTurn : proxies.session.closeTurn;
+  const closeTurn = since(state, 'close-turn-local') ? proxies.local.closeTurn : proxies.session.closeTurn;
   const outcome = await withIngress(state, (cursor) =>
     closeTurn({
       sessionId: state.sessionId,

@@ -1,7 +1,7 @@
 // The session's signal, update and query handlers. Every signal and update arrives raw
 // (raw-message-definitions.ts): a payload the workflow cannot decode is refused here, never thrown where
 // it would fail the workflow task.
-import { ApplicationFailure, patched, setHandler, uuid4 } from '@temporalio/workflow';
+import { ApplicationFailure, setHandler, uuid4 } from '@temporalio/workflow';
 import type { z } from 'zod';
 import type { InboxTarget, MessageOrigin } from '../core/index.js';
 import {
@@ -31,6 +31,7 @@ import {
   type RawArguments,
 } from './raw-message-definitions.js';
 import { stateView, type SessionState } from './session-state.js';
+import { since } from './workflow-patches.js';
 
 /** Longest `lastRejection` kept: it names a payload problem (which can quote a key) and is carried over. */
 const MAX_REJECTION_CHARS = 500;
@@ -75,7 +76,7 @@ export function registerMessageHandlers(state: SessionState): void {
       if (state.closing) return reject(name, 'the session is closing', messageId);
       if (!decoded.ok) return reject(name, decoded.problem);
       if (parsed === null || !parsed.success) return reject(name, parsed ? payloadProblem(parsed.error) : 'invalid');
-      const tooLarge = signalContentProblem(parsed.data.content);
+      const tooLarge = signalContentProblem(state, parsed.data.content);
       if (tooLarge !== null) return reject(name, `content: ${tooLarge}`, messageId);
       accept(parsed.data, target, wakeup, origin);
     };
@@ -195,11 +196,11 @@ function busyTarget(state: SessionState, payload: z.infer<typeof SendUpdateShape
  * accept what it did then. The patch is asked only when the two rules disagree (rare), so an ordinary
  * history carries no marker.
  */
-function signalContentProblem(content: MessagePayload['content']): string | null {
+function signalContentProblem(state: SessionState, content: MessagePayload['content']): string | null {
   const now = contentLimitProblem(content);
   const before = jsonContentLimitProblem(content);
   if ((now === null) === (before === null)) return now;
-  return patched('content-limit-characters') ? now : before;
+  return since(state, 'content-limit-characters') ? now : before;
 }
 
 /** An update's payload, decoded and parsed; a failure is the update's INVALID_PAYLOAD refusal. */

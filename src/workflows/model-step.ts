@@ -4,7 +4,7 @@ import type { ModelStepInput, ModelStepOutcome } from '../shared/activity-contra
 import { modelQueueOfHost, modelTaskQueue } from '../shared/task-queues.js';
 import { addUsage } from '../core/usage-sum.js';
 import type { Usage } from '../core/event-fields.js';
-import { ActivityFailure, patched, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, TimeoutFailure, workflowInfo } from '@temporalio/workflow';
 import { cancellable, cancellationDetail, INTERRUPTED, type Interrupted } from './cancellable.js';
 import { compactNow } from './compact-now.js';
 import { failureMessage, failureType } from './failures.js';
@@ -12,6 +12,7 @@ import type { SessionProxies } from './session-proxies.js';
 import type { SessionState } from './session-state.js';
 import type { TurnProgress } from './turn-progress.js';
 import { withIngress } from './with-ingress.js';
+import { since } from './workflow-patches.js';
 
 /**
  * The answer, counted; or `compacted`: nothing was claimed, the same step runs again after the
@@ -32,7 +33,7 @@ export async function modelStep(
   const checkPressure = limits.compactAt > 0 && progress.pressureRounds < 2;
   // The session's host runs the answer's quick calls in this activity (a new input, so behind a patch).
   const toolHost =
-    state.hostTaskQueue !== undefined && patched('tools-in-model-step') ? { toolHost: state.hostTaskQueue } : {};
+    state.hostTaskQueue !== undefined && since(state, 'tools-in-model-step') ? { toolHost: state.hostTaskQueue } : {};
   const hostQueue = hostModelQueue(state);
   let answeredUsage: Usage | null | undefined;
   let result: ModelStepOutcome | Interrupted;
@@ -130,7 +131,8 @@ function answeredBeforeInterrupt(error: unknown): Usage | null | undefined {
  * recorded before schedule every step on the shared queue); none once a step of this turn missed it.
  */
 function hostModelQueue(state: SessionState): string | undefined {
-  if (state.hostTaskQueue === undefined || state.hostModelMissed || !patched('model-step-on-host')) return undefined;
+  if (state.hostTaskQueue === undefined || state.hostModelMissed || !since(state, 'model-step-on-host'))
+    return undefined;
   // Which path runs follows from the history alone; only the queue's name depends on the workflow's task
   // queue (a replay runs on another). A host queue not derived from this one has no model queue of its own:
   // the shared one, with the same bounded wait.

@@ -1,5 +1,5 @@
 // The session's search attributes (status, turns, tokens), so the Temporal UI can show and filter sessions.
-import { patched, upsertSearchAttributes } from '@temporalio/workflow';
+import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { SessionStatus } from '../shared/session-messages.js';
 import {
   SESSION_STATUS_ATTRIBUTE,
@@ -7,13 +7,14 @@ import {
   SESSION_TURNS_ATTRIBUTE,
 } from '../shared/search-attributes.js';
 import type { SessionState } from './session-state.js';
+import { since } from './workflow-patches.js';
 
 /**
  * Publishes status, turns and tokens for the Temporal UI. Behind a patch: runs recorded before
  * this existed replay without the upsert commands (docs/versioning.md).
  */
 export function publishStatus(state: SessionState, status: SessionStatus): void {
-  if (!patched('session-search-attributes')) return;
+  if (!since(state, 'session-search-attributes')) return;
   upsertSearchAttributes([
     { key: SESSION_STATUS_ATTRIBUTE, value: status },
     { key: SESSION_TURNS_ATTRIBUTE, value: state.lastTurn },

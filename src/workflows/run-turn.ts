@@ -1,7 +1,6 @@
 // One turn: model steps, each followed by its tool calls, until the model is done (or its answer is cut
 // at the output limit), a limit or budget is reached, an interrupt comes or a step fails. Whichever way
 // it ends, the turn is closed in the log.
-import { patched } from '@temporalio/workflow';
 import { INTERRUPTED } from './cancellable.js';
 import { compactNow, requestedTrigger } from './compact-now.js';
 import { endTurn } from './end-turn.js';
@@ -12,6 +11,7 @@ import type { SessionProxies } from './session-proxies.js';
 import type { SessionState } from './session-state.js';
 import { toolCalls } from './tool-calls.js';
 import { turnProgress, type TurnProgress } from './turn-progress.js';
+import { since } from './workflow-patches.js';
 
 /** Why a turn ended `truncated`: its last answer stopped at the output limit (`finish_reason: "length"`). */
 const ANSWER_TRUNCATED = {
@@ -78,7 +78,7 @@ async function runSteps(state: SessionState, proxies: SessionProxies, progress: 
     if (!state.inbox.hasNextStep()) {
       // An answer cut at its output limit did not complete the task. Runs recorded before the patch
       // ended such a turn `completed`, and replay them that way.
-      if (answer.finishReason === 'length' && patched('truncated-answer-ends-turn')) {
+      if (answer.finishReason === 'length' && since(state, 'truncated-answer-ends-turn')) {
         return await endTurn(state, proxies, turn, 'truncated', ANSWER_TRUNCATED);
       }
       return await endTurn(state, proxies, turn, 'completed');
@@ -106,7 +106,7 @@ async function endOverBudget(
   // A spent session budget refuses a turn before it starts. The batch that woke the session must
   // leave the queue with the refusal, or the wake stays set and the loop would start the next
   // refused turn at once, forever (runs recorded before this went that way).
-  if (!progress.started && patched('budget-refusal-consumes-batch')) {
+  if (!progress.started && since(state, 'budget-refusal-consumes-batch')) {
     return await endTurn(
       state,
       proxies,

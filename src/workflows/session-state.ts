@@ -50,6 +50,8 @@ export interface SessionState {
   hostTaskQueue: string | undefined;
   /** A model step of this turn found no start on the host's model queue: the turn's later steps go to the shared one. */
   hostModelMissed: boolean;
+  /** The run took every baseline patch at its start (workflow-patches.ts); asked once per run. */
+  baseline: boolean;
   pendingApproval: PendingApproval | null;
   readonly approvals: Map<string, ApprovalDecisionInput>;
   compactRequested: 'summary' | 'prune' | null;
@@ -72,7 +74,11 @@ export interface SessionState {
  * A run's starting state: the carry's, or a fresh one. `newInstanceId` is asked only without a carry
  * (it draws from the workflow's seeded random, so when it is asked is part of the history).
  */
-export function sessionStateFrom(input: SessionWorkflowInput, newInstanceId: () => string): SessionState {
+export function sessionStateFrom(
+  input: SessionWorkflowInput,
+  newInstanceId: () => string,
+  baseline = false,
+): SessionState {
   const carry = input.carry;
   const usage = emptyUsage();
   addUsage(usage, carry?.usage);
@@ -99,6 +105,7 @@ export function sessionStateFrom(input: SessionWorkflowInput, newInstanceId: () 
     usage,
     hostTaskQueue: carry?.hostTaskQueue,
     hostModelMissed: false,
+    baseline,
     pendingApproval: null,
     approvals: new Map(),
     compactRequested: carry?.compactRequested ?? null,

@@ -7,7 +7,6 @@ import {
   condition,
   continueAsNew,
   isCancellation,
-  patched,
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -21,9 +20,11 @@ import { logIngressWhileBusy } from './log-ingress-while-busy.js';
 import { sessionProxies, type SessionProxies } from './session-proxies.js';
 import { applyOpened, sessionStateFrom, toCarry, type SessionState } from './session-state.js';
 import { withIngress } from './with-ingress.js';
+import { askBaseline, since } from './workflow-patches.js';
 
 export async function agentSession(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
-  const state = sessionStateFrom(input, () => uuid4());
+  // The baseline first: it decides how every patch after it is asked (workflow-patches.ts).
+  const state = sessionStateFrom(input, () => uuid4(), askBaseline());
   const proxies = sessionProxies();
   // Registered before the first await: signals and updates buffered since the start are delivered here.
   registerMessageHandlers(state);
@@ -46,7 +47,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
  */
 async function discardAtClose(state: SessionState, proxies: SessionProxies): Promise<void> {
   const queued = state.inbox.queuedIds();
-  if (queued.length === 0 || !patched('discard-queued-at-close')) return;
+  if (queued.length === 0 || !since(state, 'discard-queued-at-close')) return;
   await withIngress(state, (cursor) =>
     proxies.session.appendInbox({
       sessionId: state.sessionId,
@@ -67,10 +68,10 @@ async function sessionLoop(
 
   // Messages accepted while a step runs are logged at once by a concurrent appendInbox. Runs recorded
   // before it logged them with the next append activity, and replay that way.
-  const logWhileBusy = patched('ingress-logged-while-busy');
+  const logWhileBusy = since(state, 'ingress-logged-while-busy');
   if (!carry) {
     // Behind a patch: runs recorded with the openSession activity replay with it (docs/versioning.md).
-    const openSession = patched('open-session-local') ? proxies.local.openSession : proxies.session.openSession;
+    const openSession = since(state, 'open-session-local') ? proxies.local.openSession : proxies.session.openSession;
     applyOpened(state, await openSession({ sessionId, at: Date.now(), ...(delegation ? { delegation } : {}) }));
   }
   if (logWhileBusy) void logIngressWhileBusy(state, proxies);

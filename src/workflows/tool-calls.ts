@@ -1,6 +1,6 @@
 // The tool calls of one step: tool steps on the session's host (the first may have run in the model step)
 // until none waits for an approval, each approval waited for durably (no decision in time fails closed).
-import { condition, patched } from '@temporalio/workflow';
+import { condition } from '@temporalio/workflow';
 import type { ApprovalDecisionInput, DelegatedChild, ToolStepResult } from '../shared/activity-contracts.js';
 import { cancellable, INTERRUPTED } from './cancellable.js';
 import { countChildUsage, runChildren } from './delegations.js';
@@ -8,6 +8,7 @@ import type { TurnProgress } from './turn-progress.js';
 import type { SessionProxies } from './session-proxies.js';
 import type { SessionState } from './session-state.js';
 import { withIngress } from './with-ingress.js';
+import { since } from './workflow-patches.js';
 
 /** `aborted`: an interrupt came, during a tool step, an approval wait, or right after. */
 export async function toolCalls(
@@ -52,7 +53,7 @@ export async function toolCalls(
     // Delegation calls: their children run as child workflows (a new command, so behind a patch), then
     // the step is called again with them. Only tool steps with delegation calls return any.
     const pending = outcome.pendingDelegations ?? [];
-    if (pending.length > 0 && patched('subagent-children')) {
+    if (pending.length > 0 && since(state, 'subagent-children')) {
       ended = await runChildren(state, pending, progress);
       if (state.aborting) {
         state.unloggedChildren = ended;

@@ -3,11 +3,13 @@
 // the turn ends as it would have, on a real Temporal server with the host's worker replaced by another host's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { WorkflowHandle } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import type { SessionEvent } from '../../src/core/index.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
 import { hostModelTaskQueue, modelTaskQueue } from '../../src/shared/task-queues.js';
+import { BASELINE_PATCH } from '../../src/workflows/workflow-patches.js';
 import { echoTool } from '../helpers/test-tools.js';
 import { expectProviderSawTheLog, startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 
@@ -21,6 +23,16 @@ async function activityTrail(handle: WorkflowHandle): Promise<string[]> {
     if (scheduled) return [`${scheduled.activityType?.name}@${scheduled.taskQueue?.name}`];
     const timedOut = e.activityTaskTimedOutEventAttributes?.failure?.timeoutFailureInfo?.timeoutType;
     return timedOut !== undefined && timedOut !== null ? [`timed out: ${TimeoutType[timedOut]}`] : [];
+  });
+}
+
+/** The ids of the patch markers a history recorded, in order. */
+async function patchMarkers(handle: WorkflowHandle): Promise<unknown[]> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const marker = e.markerRecordedEventAttributes;
+    const data = marker?.markerName === 'core_patch' ? marker.details?.['patch-data']?.payloads?.[0] : undefined;
+    return data ? [defaultPayloadConverter.fromPayload<{ id: string }>(data).id] : [];
   });
 }
 
@@ -55,6 +67,8 @@ describe("model steps on the session host's model queue", () => {
     const onFirst = `modelStep@${hostModelTaskQueue(h.taskQueue, 'first')}`;
     // Both steps on the host's model queue, the echo inside the first (no tool step activity).
     expect(await activityTrail(handle)).toEqual([onFirst, onFirst]);
+    // A new run takes every patch of the baseline with one marker (not one marker and upsert per patch).
+    expect(await patchMarkers(handle)).toEqual([BASELINE_PATCH]);
 
     // The host goes away for good; a worker of another host serves the queue from now on.
     await h.replaceWorker('second');
