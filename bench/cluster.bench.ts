@@ -13,13 +13,15 @@ import { followupSignal, sessionWorkflowId } from '../src/shared/session-message
 import { agentSession } from '../src/workflows/session-workflow.js';
 import { startChildWorker } from '../test/helpers/child-worker.js';
 import { SCENARIO_MODEL } from '../test/helpers/scenario-runtime.js';
-import { startTestCluster } from '../test/helpers/test-cluster.js';
+import { databaseUrl, startTestCluster } from '../test/helpers/test-cluster.js';
 import { startPostgres } from '../test/setup/postgres.js';
 import { bareWorkflowBundle } from './bare/bare-worker.js';
 import { tallyHistories, type HistoryTally } from './cluster-history.js';
 import { cpuMs, postgresCpuMs, postmasterOf, startBareProcess } from './cluster-processes.js';
 import { clusterSections, type ClusterRun, type StoreStatement, type UnitCosts } from './cluster-report.js';
 import { PostgresCpuByDatabase } from './postgres-cpu-by-database.js';
+import { SHARD_COUNTS, shardSection, type ShardRun } from './cluster-shards-report.js';
+import { shardIndexOf } from '../src/core/shard-key.js';
 import { turnReplies, vmRssBytes } from './harness.bench.js';
 import type { BenchSection } from './measure.js';
 
@@ -67,6 +69,8 @@ export async function clusterBench(
   const labels: string[] = [];
   for (let w = 0; w < 2 * rounds * maxWorkers + 1; w++) labels.push(...sessionIds(`warm${w}`, warmSessions));
   for (let r = 0; r < rounds; r++) for (const n of counts) labels.push(...sessionIds(`r${r}w${n}`, sessions));
+  for (let r = 0; r < rounds; r++) for (const n of SHARD_COUNTS) labels.push(...sessionIds(`sh${r}x${n}`, sessions));
+  labels.push(...sessionIds('shwarm', warmSessions));
   labels.push(...['rss1', 'rss2', 'evicted1', 'evicted2'].flatMap((label) => sessionIds(label, sessions)));
   const replies = labels.flatMap((id) => turnReplies(`task ${id}:`, toolSteps));
 
@@ -120,8 +124,11 @@ export async function clusterBench(
     const dbSize = async (name: string) =>
       Number((await admin.query<{ size: string }>('SELECT pg_database_size($1) AS size', [name])).rows[0]?.size);
 
-    /** Starts one turn in each session; resolves with the wall span from the first start to the last `turn/end`. */
-    const runSessions = async (ids: readonly string[], queue: string): Promise<number> => {
+    /**
+     * Starts one turn in each session; resolves with the wall span from the first start to the last `turn/end`,
+     * polling the store's database (every shard's, for a sharded store).
+     */
+    const runSessions = async (ids: readonly string[], queue: string, pollers = [store]): Promise<number> => {
       const begin = Date.now();
       await Promise.all(
         ids.map((id) =>
@@ -136,11 +143,18 @@ export async function clusterBench(
       );
       // The store is in the worker processes: poll it; the end is the last `turn/end`'s own time (`at`).
       for (const deadline = Date.now() + 300_000; Date.now() < deadline; await sleep(50)) {
-        const { rows } = await store.query<{ n: number; last: string | null }>(
-          `SELECT count(*)::int AS n, max(at)::text AS last FROM events WHERE type = 'turn/end' AND session_id = ANY($1)`,
-          [ids],
+        const polled = await Promise.all(
+          pollers.map(async (pool) => {
+            const { rows } = await pool.query<{ n: number; last: string | null }>(
+              `SELECT count(*)::int AS n, max(at)::text AS last FROM events
+               WHERE type = 'turn/end' AND session_id = ANY($1)`,
+              [ids],
+            );
+            return { n: rows[0]?.n ?? 0, last: rows[0]?.last != null ? Number(rows[0].last) : 0 };
+          }),
         );
-        if ((rows[0]?.n ?? 0) >= ids.length) return Number(rows[0]?.last) - begin;
+        const ended = polled.reduce((sum, p) => sum + p.n, 0);
+        if (ended >= ids.length) return Math.max(...polled.map((p) => p.last)) - begin;
       }
       throw new Error(`${ids.length} sessions did not all end their turn within 300 s`);
     };
@@ -232,8 +246,57 @@ export async function clusterBench(
         }
       }
     }
-    await ours.resize(0);
     await bare.resize(0);
+
+    // The shard axis: the same fleet of processes on the one store database, then on 3 shard databases (on this
+    // one PostgreSQL server, so they share its cores: what matters is CPU per step, per shard, and that nothing
+    // serializes across shards).
+    const shardQueue = `${taskQueue}-sharded`;
+    const shardDbs = Array.from({ length: Math.max(...SHARD_COUNTS) }, (_, i) => `${storeDb}_shard${i}`);
+    for (const db of shardDbs) await admin.query(`CREATE DATABASE ${db}`);
+    const shardUrls = shardDbs.map((db) => databaseUrl(test.storeUrl, db));
+    const shardPollers = shardUrls.map((url) => {
+      const poller = new URL(url);
+      poller.username = POLLER;
+      return new pg.Pool({ connectionString: poller.toString(), max: 1 });
+    });
+    const sharded = fleet((i) =>
+      startChildWorker({ ...workerConfig(`host-s${i}`, shardQueue), storeUrl: shardUrls.join(' ') }),
+    );
+    const shardRuns: ShardRun[] = [];
+    try {
+      await ours.resize(maxWorkers);
+      await sharded.resize(maxWorkers);
+      await runSessions(sessionIds('shwarm', warmSessions), shardQueue, shardPollers);
+      for (let r = 0; r < rounds; r++) {
+        for (const shards of r % 2 === 0 ? SHARD_COUNTS : [...SHARD_COUNTS].reverse()) {
+          const ids = sessionIds(`sh${r}x${shards}`, sessions);
+          const dbs = shards === 1 ? [storeDb] : shardDbs;
+          const byDatabase = new PostgresCpuByDatabase(admin, POLLER);
+          await byDatabase.start();
+          const spanMs =
+            shards === 1 ? await runSessions(ids, taskQueue) : await runSessions(ids, shardQueue, shardPollers);
+          const databases = await byDatabase.stop();
+          const total = sessions * steps;
+          const perShard = dbs.map((db) => (databases.get(db) ?? 0) / total);
+          const perShardSessions =
+            shards === 1 ? [sessions] : dbs.map((_, i) => ids.filter((id) => shardIndexOf(id, shards) === i).length);
+          shardRuns.push({
+            shards,
+            stepsPerSecond: total / (spanMs / 1000),
+            storeCpuPerStep: perShard.reduce((a, b) => a + b, 0),
+            perShardCpuPerStep: perShard,
+            perShardSessions,
+            temporalCpuPerStep: (databases.get(temporalDb) ?? 0) / total,
+          });
+          console.log(`  round ${r + 1}: ${shards} shard(s): ${(total / (spanMs / 1000)).toFixed(1)} steps/s`);
+        }
+      }
+    } finally {
+      await sharded.resize(0);
+      for (const pool of shardPollers) await pool.end();
+    }
+    await ours.resize(0);
 
     // RSS per session: a fresh worker on a queue of its own, idle, then with 100 and 200 sessions; once with the
     // SDK's workflow cache (every session stays cached), once capped at EVICTING_CACHE (all but a few evicted).
@@ -274,7 +337,7 @@ export async function clusterBench(
       rssEvicted,
       evictingCache: EVICTING_CACHE,
     };
-    return clusterSections({
+    const sections = clusterSections({
       runs,
       units,
       statements,
@@ -284,6 +347,7 @@ export async function clusterBench(
       warmSessions,
       wallSeconds: (performance.now() - wallBegin) / 1000,
     });
+    return [...sections, shardSection(shardRuns, { sessions, steps, rounds, workers: maxWorkers })];
   } finally {
     await ours.resize(0).catch(() => undefined);
     await bare.resize(0).catch(() => undefined);

@@ -49,7 +49,11 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   // storage
   { name: 'DH_HOME', area: 'storage', meaning: 'the data directory (default ~/.dh)' },
-  { name: 'DH_STORE', area: 'storage', meaning: 'the session store: a SQLite path or postgres://…' },
+  {
+    name: 'DH_STORE',
+    area: 'storage',
+    meaning: 'the session store: a SQLite path, postgres://…, or several postgres:// URLs (a sharded store)',
+  },
   { name: 'DH_CACHE_DIR', area: 'storage', meaning: 'the per-user build and bundle cache directory' },
   // local stack
   { name: 'DH_TEMPORAL_PORT', area: 'local-stack', meaning: "the local Temporal dev server's gRPC port (7233)" },

@@ -21,3 +21,4 @@ export * from './compaction.js';
 export * from './usage-sum.js';
 export * from './delegation.js';
 export * from './message-fates.js';
+export * from './shard-key.js';

@@ -1,6 +1,7 @@
 // Opens the fleet limiter that goes with a store spec, the way openSessionStore picks the store:
-// postgres:// → tables in that database; a SQLite path → a `.limits.db` file beside it; `:memory:` →
-// a private file-less one (one process only).
+// postgres:// → tables in that database; a sharded store → those tables on shard 0 (one fleet, one bucket per
+// account: the limiter's state is small and hot, so it is not split); a SQLite path → a `.limits.db` file
+// beside it; `:memory:` → a private file-less one (one process only).
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -8,6 +9,7 @@ import type { FleetConfig } from '../config/fleet-config.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
 import { FleetLimiter } from './fleet-limiter.js';
 import type { LimiterStore } from './limiter-store.js';
+import { parseStoreSpec } from '../stores/store-spec.js';
 import { limiterPathFor, SqliteLimiterStore } from './sqlite-limiter-store.js';
 
 /**
@@ -20,14 +22,13 @@ export function quotaBucket(profile: Pick<ProviderProfile, 'name' | 'baseURL'>, 
 }
 
 export async function openLimiterStore(storeSpec: string): Promise<LimiterStore> {
-  const spec = storeSpec.trim();
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(spec)?.[1]?.toLowerCase();
-  if (scheme === 'postgres' || scheme === 'postgresql') {
+  const parsed = parseStoreSpec(storeSpec);
+  if (parsed.kind !== 'sqlite') {
     const { PostgresLimiterStore } = await import('./postgres-limiter-store.js');
-    return await PostgresLimiterStore.open(spec);
+    return await PostgresLimiterStore.open(parsed.kind === 'postgres' ? parsed.url : (parsed.urls[0] ?? ''));
   }
-  if (spec === ':memory:') return SqliteLimiterStore.open(':memory:');
-  const path = limiterPathFor(spec);
+  if (parsed.path === ':memory:') return SqliteLimiterStore.open(':memory:');
+  const path = limiterPathFor(parsed.path);
   mkdirSync(dirname(path), { recursive: true });
   return SqliteLimiterStore.open(path);
 }

@@ -1,62 +1,43 @@
-// Picks and opens the session-log backend a store spec names: a postgres:// URL or a SQLite file path.
+// Picks and opens the session-log backend a store spec names (store-spec.ts): a SQLite file path, a
+// postgres:// URL, or a list of them, a sharded store.
 import { DhError } from '../core/errors.js';
 import { messageOf } from './event-row.js';
 import type { LogKey } from './log-key.js';
 import type { SessionStore } from './session-store.js';
 import { SqliteSessionStore } from './sqlite-session-store.js';
+import { invalidStoreSpec, parseStoreSpec, redactUrl, redactUrls } from './store-spec.js';
 
-/** The spec cannot name or reach a store. Not in `ErrorCode` yet: it is a startup failure, not a log one. */
-export const STORE_SPEC_INVALID = 'STORE_SPEC_INVALID';
+export { STORE_SPEC_INVALID } from './store-spec.js';
 
 export interface OpenSessionStoreOptions {
   /** DH_LOG_KEY: every row the store inserts also gets a MAC of its chain digest. */
   readonly logKey?: LogKey | undefined;
 }
 
-/**
- * `postgres://…` or `postgresql://…` opens PostgreSQL; any other URL scheme is refused; anything else
- * is a SQLite file path (created if missing; its directory must exist), or `:memory:`.
- */
+/** Opens the store `spec` names; a sharded store checks its shard map first (sharded-session-store.ts). */
 export async function openSessionStore(spec: string, options: OpenSessionStoreOptions = {}): Promise<SessionStore> {
   const keyed = options.logKey !== undefined ? { logKey: options.logKey } : {};
-  const trimmed = spec.trim();
-  if (trimmed === '') throw invalidSpec(spec, 'it is empty; give a SQLite file path or a postgres:// URL');
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(trimmed)?.[1]?.toLowerCase();
-  if (scheme === 'postgres' || scheme === 'postgresql') {
+  const parsed = parseStoreSpec(spec);
+  if (parsed.kind === 'sharded') {
+    // A refused shard map is its own error (its code and the differences); only a failure to connect is the spec's.
+    const { ShardedSessionStore } = await import('./sharded-session-store.js');
+    return await ShardedSessionStore.open(parsed.urls, keyed).catch((error: unknown) => {
+      if (error instanceof DhError) throw error;
+      throw invalidStoreSpec(redactUrls(parsed.urls), `cannot open the sharded store: ${messageOf(error)}`, error);
+    });
+  }
+  if (parsed.kind === 'postgres') {
     try {
       // Loaded only here: `pg` costs ~40 ms of every CLI start that uses SQLite.
       const { PostgresSessionStore } = await import('./postgres-session-store.js');
-      return await PostgresSessionStore.open(trimmed, keyed);
+      return await PostgresSessionStore.open(parsed.url, keyed);
     } catch (error) {
-      throw invalidSpec(redact(trimmed), `cannot open PostgreSQL: ${messageOf(error)}`, error);
+      throw invalidStoreSpec(redactUrl(parsed.url), `cannot open PostgreSQL: ${messageOf(error)}`, error);
     }
   }
-  if (scheme !== undefined) {
-    throw invalidSpec(spec, `unsupported scheme "${scheme}://"; use postgres://, postgresql:// or a SQLite file path`);
-  }
   try {
-    return SqliteSessionStore.open(trimmed, keyed);
+    return SqliteSessionStore.open(parsed.path, keyed);
   } catch (error) {
-    throw invalidSpec(spec, `cannot open SQLite file: ${messageOf(error)}`, error);
-  }
-}
-
-function invalidSpec(spec: string, problem: string, cause?: unknown): DhError {
-  return new DhError(
-    STORE_SPEC_INVALID,
-    `session store "${spec}": ${problem}`,
-    { spec, problem },
-    cause === undefined ? undefined : { cause },
-  );
-}
-
-/** The URL without its password, for error messages. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@');
+    throw invalidStoreSpec(spec, `cannot open SQLite file: ${messageOf(error)}`, error);
   }
 }

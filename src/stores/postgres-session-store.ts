@@ -11,12 +11,20 @@ import {
   type StoredRow,
 } from './append-plan.js';
 import { assertSeq, assertSessionId, listLimit, readRange, sessionNotFound } from './event-row.js';
+import { listAfter } from './list-order.js';
 import { inTransaction } from './pg-transaction.js';
 import { rowsToEvents } from './rows-to-events.js';
 import { SessionTails } from './session-tails.js';
 import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
 import type { LogKey } from './log-key.js';
-import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';
+import type {
+  AppendResult,
+  CreateSessionOptions,
+  ListOptions,
+  ReadOptions,
+  SessionStore,
+  SessionSummary,
+} from './session-store.js';
 
 // `body` is TEXT, not jsonb: jsonb reorders keys, drops duplicate ones and renormalizes numbers, so the
 // stored bytes would stop being the appended ones. The digest column covers integrity; nothing here
@@ -238,15 +246,17 @@ export class PostgresSessionStore implements SessionStore {
     return head;
   }
 
-  async list(options?: { limit?: number }): Promise<SessionSummary[]> {
+  async list(options?: ListOptions): Promise<SessionSummary[]> {
     const limit = listLimit(options);
+    const after = listAfter(options);
     // BIGINT arrives as a string; createdAt values are safe integers (checked by `create`).
     const result = await this.pool.query<Omit<SessionSummary, 'createdAt'> & { createdAt: string }>(
       `SELECT s.session_id AS "sessionId", s.created_at AS "createdAt", s.parent_session_id AS "parentSessionId",
          COALESCE((SELECT e.seq FROM events e WHERE e.session_id = s.session_id ORDER BY e.seq DESC LIMIT 1) + 1, 0)
            AS head
-       FROM sessions s ORDER BY s.created_at DESC, s.session_id DESC LIMIT $1::bigint`,
-      [limit],
+       FROM sessions s WHERE $2::bigint IS NULL OR (s.created_at, s.session_id) < ($2::bigint, $3::text)
+       ORDER BY s.created_at DESC, s.session_id DESC LIMIT $1::bigint`,
+      [limit, after?.createdAt ?? null, after?.sessionId ?? null],
     );
     return result.rows.map((r) => ({ ...r, createdAt: Number(r.createdAt) }));
   }

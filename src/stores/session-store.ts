@@ -74,9 +74,21 @@ export interface SessionStore {
   readChain(sessionId: string, fromSeq?: number, toSeq?: number): Promise<StoredChain>;
   /** Next free seq. `SESSION_NOT_FOUND` for an unknown session. */
   head(sessionId: string): Promise<number>;
-  /** Sessions, newest first. */
-  list(options?: { limit?: number }): Promise<SessionSummary[]>;
+  /** Sessions, newest first (then by id, descending in byte order): `limit` of them, after `after` when given. */
+  list(options?: ListOptions): Promise<SessionSummary[]>;
   close(): Promise<void>;
+}
+
+export interface ListOptions {
+  readonly limit?: number;
+  /** Continue a listing after this session (list-order.ts): only sessions listed after it. */
+  readonly after?: ListCursor;
+}
+
+/** A place in the listing order: the last session of the page before. */
+export interface ListCursor {
+  readonly createdAt: number;
+  readonly sessionId: string;
 }
 
 export interface ReadOptions {

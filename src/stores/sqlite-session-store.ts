@@ -13,6 +13,7 @@ import {
   type StoredState,
 } from './append-plan.js';
 import { assertSeq, assertSessionId, listLimit, readRange, sessionNotFound } from './event-row.js';
+import { listAfter } from './list-order.js';
 import { assertChainDigest, ROOT_ANCHOR, type ChainLink, type StoredChain } from './log-chain.js';
 import type { LogKey } from './log-key.js';
 import { rowsToEvents } from './rows-to-events.js';
@@ -24,7 +25,14 @@ import {
   type ReadColumns,
   type SqliteStatements,
 } from './sqlite-statements.js';
-import type { AppendResult, CreateSessionOptions, ReadOptions, SessionStore, SessionSummary } from './session-store.js';
+import type {
+  AppendResult,
+  CreateSessionOptions,
+  ListOptions,
+  ReadOptions,
+  SessionStore,
+  SessionSummary,
+} from './session-store.js';
 
 export interface SqliteSessionStoreOptions {
   /** How long a writer waits for another connection's write lock before failing with SQLITE_BUSY. */
@@ -193,10 +201,12 @@ export class SqliteSessionStore implements SessionStore {
     });
   }
 
-  list(options?: { limit?: number }): Promise<SessionSummary[]> {
+  list(options?: ListOptions): Promise<SessionSummary[]> {
     return run(() => {
       const limit = listLimit(options);
+      const after = listAfter(options);
       // SQLite reads a negative LIMIT as "no limit".
+      if (after) return this.stmt.listAfter.all(after.createdAt, after.sessionId, limit ?? -1) as SessionSummary[];
       return this.stmt.list.all(limit ?? -1) as SessionSummary[];
     });
   }

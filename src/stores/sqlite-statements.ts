@@ -95,6 +95,7 @@ export interface SqliteStatements {
   /** In raw mode: each row is an array of READ_COLUMNS' values. */
   readonly readRange: SqliteStatement;
   readonly list: SqliteStatement;
+  readonly listAfter: SqliteStatement;
 }
 
 /** Every statement the store runs, prepared once per connection. */
@@ -129,6 +130,13 @@ export function prepareStatements(db: Database.Database): SqliteStatements {
          COALESCE((SELECT e.seq FROM events e WHERE e.session_id = s.session_id ORDER BY e.seq DESC LIMIT 1) + 1, 0)
            AS head
        FROM sessions s ORDER BY s.created_at DESC, s.session_id DESC LIMIT ?`,
+    ),
+    listAfter: db.prepare(
+      `SELECT s.session_id AS sessionId, s.created_at AS createdAt, s.parent_session_id AS parentSessionId,
+         COALESCE((SELECT e.seq FROM events e WHERE e.session_id = s.session_id ORDER BY e.seq DESC LIMIT 1) + 1, 0)
+           AS head
+       FROM sessions s WHERE (s.created_at, s.session_id) < (?, ?)
+       ORDER BY s.created_at DESC, s.session_id DESC LIMIT ?`,
     ),
   };
 }

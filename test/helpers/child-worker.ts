@@ -26,7 +26,7 @@ export interface WorkerProcessConfig {
   readonly logLevel?: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Names the worker's tool queue (workers sharing a session's tools share it); the hostname when absent. */
   readonly hostId?: string;
-  /** A `postgres://` URL: the session store is PostgreSQL there instead of the SQLite file at `storePath`. */
+  /** A `postgres://` URL (or several: a sharded store): the session store instead of the SQLite file at `storePath`. */
   readonly storeUrl?: string;
   /** With the `continue-as-new` failpoint armed: how long after a `turn/end` append the worker dies (default 20 ms). */
   readonly continueAsNewKillDelayMs?: number;

@@ -5,7 +5,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { failpointAfter, failpointArmed } from '../../src/activities/failpoints.js';
 import type { ToolDefinition } from '../../src/plugins/contracts.js';
-import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
+import { openSessionStore } from '../../src/stores/open-session-store.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { FleetLimiter } from '../../src/limiter/fleet-limiter.js';
@@ -40,9 +40,7 @@ for (const key of [
 Runtime.install({ logger: new DefaultLogger(config.logLevel ?? 'WARN'), shutdownSignals: [] });
 
 const opened: SessionStore =
-  config.storeUrl !== undefined
-    ? await PostgresSessionStore.open(config.storeUrl)
-    : SqliteSessionStore.open(config.storePath);
+  config.storeUrl !== undefined ? await openSessionStore(config.storeUrl) : SqliteSessionStore.open(config.storePath);
 const store = failpointArmed('continue-as-new')
   ? killAfterTurnEnd(opened, config.continueAsNewKillDelayMs ?? 20)
   : opened;

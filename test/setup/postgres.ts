@@ -12,6 +12,10 @@ import { aptInstall } from './apt-install.js';
 export interface TestPostgres {
   readonly url: string;
   readonly stop: () => Promise<void>;
+  /** SIGKILLs the server (postmaster and backends), as a crash would. Only for a cluster of our own. */
+  readonly kill?: () => Promise<void>;
+  /** Starts a killed server again on the same data and port (crash recovery runs). */
+  readonly restart?: () => Promise<void>;
 }
 
 const PG_LIB = '/usr/lib/postgresql';
@@ -20,11 +24,14 @@ const DATABASE = 'dh_test';
 export interface PostgresOptions {
   /** More server settings, as `name=value` (`-c` options), e.g. a preloaded library for a benchmark. */
   readonly settings?: readonly string[];
+  /** A cluster of its own even when DH_TEST_POSTGRES_URL names one (a second cluster, one to kill). */
+  readonly own?: boolean;
 }
 
 export async function startPostgres(config: PostgresOptions = {}): Promise<TestPostgres> {
   const configured = process.env.DH_TEST_POSTGRES_URL;
-  if (configured !== undefined && configured !== '') return { url: configured, stop: () => Promise.resolve() };
+  if (configured !== undefined && configured !== '' && config.own !== true)
+    return { url: configured, stop: () => Promise.resolve() };
 
   const asRoot = process.getuid?.() === 0;
   const bin = (await findPostgresBin()) ?? (await installPostgres(asRoot));
@@ -48,17 +55,7 @@ export async function startPostgres(config: PostgresOptions = {}): Promise<TestP
     let port = 0;
     for (let attempt = 1; !started; attempt++) {
       port = await freePort();
-      const options = [
-        '-F',
-        '-c fsync=off',
-        '-c synchronous_commit=off',
-        '-c full_page_writes=off',
-        '-c listen_addresses=127.0.0.1',
-        `-c port=${port}`,
-        `-c unix_socket_directories=${base}`,
-        '-c max_connections=200',
-        ...(config.settings ?? []).map((setting) => `-c ${setting}`),
-      ].join(' ');
+      const options = serverOptions(base, port, config);
       try {
         await run('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '30', '-o', options, 'start']);
         started = true;
@@ -78,6 +75,21 @@ export async function startPostgres(config: PostgresOptions = {}): Promise<TestP
       await admin.end();
     }
     const url = `postgresql://postgres@127.0.0.1:${port}/${DATABASE}`;
+    const startOptions = serverOptions(base, port, config);
+    const kill = async () => {
+      const pid = Number((await readFile(join(data, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+      // Stopped first, so it forks nothing while its backends die; then the postmaster itself. No backend is
+      // left attached to the shared memory, which would stop the restart.
+      process.kill(pid, 'SIGSTOP');
+      spawnSync('pkill', ['-KILL', '-P', String(pid)]);
+      process.kill(pid, 'SIGKILL');
+      for (let i = 0; i < 200 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 25));
+      started = false;
+    };
+    const restart = async () => {
+      await run('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '60', '-o', startOptions, 'start']);
+      started = true;
+    };
     const stop = async () => {
       process.removeListener('exit', stopSync);
       if (started) {
@@ -86,11 +98,34 @@ export async function startPostgres(config: PostgresOptions = {}): Promise<TestP
       }
       await rm(base, { recursive: true, force: true });
     };
-    return { url, stop };
+    return { url, stop, kill, restart };
   } catch (error) {
     process.removeListener('exit', stopSync);
     stopSync();
     throw error;
+  }
+}
+
+function serverOptions(base: string, port: number, config: PostgresOptions): string {
+  return [
+    '-F',
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+    '-c listen_addresses=127.0.0.1',
+    `-c port=${port}`,
+    `-c unix_socket_directories=${base}`,
+    '-c max_connections=200',
+    ...(config.settings ?? []).map((setting) => `-c ${setting}`),
+  ].join(' ');
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }
 

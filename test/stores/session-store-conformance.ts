@@ -94,6 +94,25 @@ export function describeSessionStoreConformance(name: string, createBackend: () 
         expect(await store.list({ limit: 0 })).toEqual([]);
       });
 
+      it('pages a listing after a cursor: every session once, in order, ties on createdAt broken by id', async () => {
+        const ids = Array.from({ length: 23 }, (_, i) => `page-${String(i).padStart(2, '0')}`);
+        // Three sessions per millisecond: pages must split ties by id, never skip or repeat one.
+        for (const [i, id] of ids.entries()) await store.create(id, { createdAt: T0 + Math.floor(i / 3) });
+        const seen: string[] = [];
+        let after: { createdAt: number; sessionId: string } | undefined;
+        for (let page = 0; page < 10; page++) {
+          const rows = await store.list({ limit: 5, ...(after ? { after } : {}) });
+          seen.push(...rows.map((r) => r.sessionId));
+          const last = rows.at(-1);
+          if (rows.length < 5 || last === undefined) break;
+          after = { createdAt: last.createdAt, sessionId: last.sessionId };
+        }
+        expect(seen).toEqual((await store.list()).map((r) => r.sessionId));
+        expect(new Set(seen).size).toBe(ids.length);
+        expect(seen.slice(0, 4)).toEqual(['page-22', 'page-21', 'page-20', 'page-19']);
+        await expect(store.list({ after: { createdAt: -1, sessionId: 'page-00' } })).rejects.toThrow();
+      });
+
       it('refuses an unknown session with SESSION_NOT_FOUND', async () => {
         await expectStoreError(store.head('nope'), ErrorCode.SessionNotFound, 'nope');
         await expectStoreError(store.read('nope'), ErrorCode.SessionNotFound, 'nope');

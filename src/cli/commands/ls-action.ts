@@ -11,6 +11,7 @@ import { usageError } from '../exit-codes.js';
 import { cliAction } from '../cli-action.js';
 import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
 import { sessionTree } from '../../operations/session-tree.js';
+import { listCursorOf, parseListCursor } from '../../stores/list-order.js';
 
 export interface SessionListing extends SessionSummary {
   /** `running` / `idle` (from the session's search attribute when set), `closed`, `failed`, ..., or `-` when Temporal is not reachable. */
@@ -24,15 +25,21 @@ export interface SessionListing extends SessionSummary {
   readonly depth: number;
 }
 
-export const lsCommand = cliAction(async (options: { limit: string; json?: boolean }) => {
+export const lsCommand = cliAction(async (options: { limit: string; after?: string; json?: boolean }) => {
   const limit = Number(options.limit);
   if (!Number.isInteger(limit) || limit < 1) throw usageError('--limit must be a positive integer');
+  const after = options.after !== undefined ? parseListCursor(options.after) : undefined;
+  if (after === null) {
+    throw usageError(
+      `--after "${options.after}" is not a listing cursor (<createdAt>.<sessionId>, as dh ls prints it)`,
+    );
+  }
   const opened = await openStoreOnly();
   const { config, store } = opened;
   let sessions: SessionSummary[];
   let delegations: Awaited<ReturnType<typeof delegationsOf>>;
   try {
-    sessions = await store.list({ limit });
+    sessions = await store.list({ limit, ...(after !== undefined ? { after } : {}) });
     delegations = await delegationsOf(
       store,
       sessions.map((s) => s.sessionId),
@@ -44,12 +51,16 @@ export const lsCommand = cliAction(async (options: { limit: string; json?: boole
   const address = isExternalTemporal() ? config.temporalAddress : status.address;
   const statuses = address !== null ? await workflowStatuses(address, config.namespace, sessions) : null;
   const { rows, tree } = listingTree(sessions, delegations, statuses);
+  // A full page may have more after it: its last session (in store order, not tree order) is the cursor.
+  const last = sessions.length === limit ? sessions.at(-1) : undefined;
+  const next = last !== undefined ? listCursorOf(last) : null;
   if (options.json) {
     process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    if (next !== null) process.stderr.write(`dh: more: dh ls --limit ${limit} --after ${next}\n`);
     return;
   }
   if (rows.length === 0) {
-    process.stdout.write('no sessions yet: start one with dh run "<task>"\n');
+    process.stdout.write(after ? 'no more sessions\n' : 'no sessions yet: start one with dh run "<task>"\n');
     return;
   }
   const table = [
@@ -71,6 +82,7 @@ export const lsCommand = cliAction(async (options: { limit: string; json?: boole
         .trimEnd()}\n`,
     );
   }
+  if (next !== null) process.stdout.write(`more: dh ls --limit ${limit} --after ${next}\n`);
   if (statuses === null) {
     process.stderr.write(
       address === null

@@ -9,7 +9,10 @@ export function registerLsCommand(program: Command): void {
       'list sessions (newest first, subagents under their parents) with their status from Temporal when reachable',
     )
     .option('--limit <n>', 'at most this many', '50')
+    .option('--after <cursor>', 'the next page: the sessions listed after this cursor (a full page prints it)')
     .option('--json', 'print as JSON')
     // Loaded on use (ls-action.ts): `dh --help` and the other commands do not pay for its imports.
-    .action((options: { limit: string; json?: boolean }) => import('./ls-action.js').then((a) => a.lsCommand(options)));
+    .action((options: { limit: string; after?: string; json?: boolean }) =>
+      import('./ls-action.js').then((a) => a.lsCommand(options)),
+    );
 }

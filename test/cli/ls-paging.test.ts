@@ -1,0 +1,72 @@
+// `dh ls` pages a listing with the cursor it prints, on a sharded store (DH_STORE: two PostgreSQL databases):
+// every session once, in order, across both shards; a bad cursor is a usage error naming the form.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ShardedSessionStore } from '../../src/stores/sharded-session-store.js';
+import { T0 } from '../helpers/event-builders.js';
+import { databaseUrl } from '../helpers/test-cluster.js';
+import { cleanEnv, describeRun, runDh, tempHome } from './operator-cli.js';
+
+const baseUrl = inject('postgresUrl');
+const names = [0, 1].map((i) => `dh_ls_${randomUUID().replaceAll('-', '').slice(0, 10)}_${i}`);
+const urls = names.map((name) => databaseUrl(baseUrl, name));
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl(baseUrl, 'postgres') });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('dh ls --after', () => {
+  const home = tempHome('dh-ls-');
+  const env = cleanEnv({ DH_HOME: home.home, DH_STORE: urls.join(' ') });
+  const ids = Array.from({ length: 11 }, (_, i) => `listed-${String(i).padStart(2, '0')}`);
+
+  beforeAll(async () => {
+    for (const name of names) await admin(`CREATE DATABASE ${name}`);
+    const store = await ShardedSessionStore.open(urls);
+    try {
+      for (const [i, id] of ids.entries()) await store.create(id, { createdAt: T0 + Math.floor(i / 2) });
+      expect(new Set(ids.map((id) => store.shardOf(id))).size).toBe(2);
+    } finally {
+      await store.close();
+    }
+  });
+  afterAll(async () => {
+    for (const name of names) await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    home.cleanup();
+  });
+
+  it('follows the printed cursor to the end: every session once, newest first', async () => {
+    const seen: string[] = [];
+    let args = ['ls', '--limit', '4'];
+    for (let page = 0; page < 5; page++) {
+      const result = await runDh(args, env);
+      expect(result.code, describeRun(result)).toBe(0);
+      seen.push(...[...result.stdout.matchAll(/^(listed-\d\d)\s/gm)].map((m) => m[1] ?? ''));
+      const more = /^more: dh (ls .*)$/m.exec(result.stdout)?.[1];
+      if (more === undefined) break;
+      args = more.split(' ');
+    }
+    expect(seen).toEqual([...ids].reverse());
+  }, 120_000);
+
+  it('refuses a store list in another order, naming the misplaced shard', async () => {
+    const swapped = cleanEnv({ DH_HOME: home.home, DH_STORE: [...urls].reverse().join(',') });
+    const result = await runDh(['ls'], swapped);
+    expect(result.code, describeRun(result)).not.toBe(0);
+    expect(result.stderr).toMatch(/STORE_SHARD_MAP_MISMATCH|do not match this worker's list/);
+    expect(result.stderr).toMatch(/shard 0 \(.*_1\): it is stored as shard 1, not 0/);
+  });
+
+  it('refuses a cursor that is not one', async () => {
+    const result = await runDh(['ls', '--after', 'yesterday'], env);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--after "yesterday" is not a listing cursor \(<createdAt>\.<sessionId>/);
+  });
+});
