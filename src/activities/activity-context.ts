@@ -7,6 +7,7 @@ import { OutboundGate } from './outbound-gate.js';
 import { DEFAULT_MAX_SESSIONS, SessionCache } from './session-cache.js';
 import type { SessionRuntime } from './session-runtime.js';
 import { toApplicationFailure } from './to-application-failure.js';
+import { classifyStoreUnavailable } from '../stores/store-unavailable.js';
 
 export interface ActivityContext {
   readonly runtime: SessionRuntime;
@@ -57,6 +58,7 @@ async function edge<T>(run: () => Promise<T>, onFailure: (error: unknown) => voi
   } catch (error) {
     if (error instanceof CancelledFailure) throw error;
     onFailure(error);
-    throw toApplicationFailure(error);
+    // A database that is down or restarting (a store shard, the limiter's) is waited out, not a bug.
+    throw toApplicationFailure(classifyStoreUnavailable(error));
   }
 }

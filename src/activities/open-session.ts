@@ -19,6 +19,7 @@ import type {
   OpenSessionOutcome,
   SessionTotals,
 } from '../shared/activity-contracts.js';
+import { STORE_UNAVAILABLE } from '../stores/store-unavailable.js';
 import { childEvents } from './delegations.js';
 import type { SessionRuntime } from './session-runtime.js';
 import type { ActivityContext } from './activity-context.js';
@@ -153,7 +154,7 @@ async function storeCall<T>(run: () => Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof DhError) throw error;
     throw new TransientError(
-      'STORE_UNAVAILABLE',
+      STORE_UNAVAILABLE,
       `session store: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
