@@ -16,6 +16,10 @@ export interface ShardRun {
   readonly perShardSessions: readonly number[];
   /** Temporal's persistence database, for scale. */
   readonly temporalCpuPerStep: number;
+  /** Store backends started during the run (new connections), all shards together. */
+  readonly storeBackends: number;
+  /** Store connections open at the run's end, all shards together. */
+  readonly storeConnections: number;
 }
 
 export function shardSection(
@@ -32,7 +36,8 @@ export function shardSection(
     return (
       `| ${shards} | ${fmt(rate, 1)} | ${fmt(rate / base)}× | ${fmt(median(mine.map((r) => r.storeCpuPerStep)))} ms | ` +
       `${perShard.map((ms) => fmt(ms)).join(' / ')} ms | ${spread.join(' / ')} | ` +
-      `${fmt(median(mine.map((r) => r.temporalCpuPerStep)))} ms |`
+      `${fmt(median(mine.map((r) => r.temporalCpuPerStep)))} ms | ${median(mine.map((r) => r.storeBackends))} | ` +
+      `${median(mine.map((r) => r.storeConnections))} |`
     );
   });
   return {
@@ -45,8 +50,8 @@ export function shardSection(
       'together, and each shard alone) and steps/s not falling: nothing serializes across shards.',
       `Medians of ${setup.rounds} rounds, interleaved.`,
       '',
-      "| shards | steps/s | vs 1 shard | dh store CPU per step | per shard | sessions per shard | Temporal's persistence CPU per step |",
-      '| ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+      "| shards | steps/s | vs 1 shard | dh store CPU per step | per shard | sessions per shard | Temporal's persistence CPU per step | store connections opened during the run | store connections open at its end |",
+      '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
       ...rows,
     ].join('\n'),
   };

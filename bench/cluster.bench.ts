@@ -288,6 +288,8 @@ export async function clusterBench(
             perShardCpuPerStep: perShard,
             perShardSessions,
             temporalCpuPerStep: (databases.get(temporalDb) ?? 0) / total,
+            storeBackends: dbs.map((db) => byDatabase.born().get(db) ?? 0).reduce((a, b) => a + b, 0),
+            storeConnections: await storeConnections(admin, dbs),
           });
           console.log(`  round ${r + 1}: ${shards} shard(s): ${(total / (spanMs / 1000)).toFixed(1)} steps/s`);
         }
@@ -359,6 +361,16 @@ export async function clusterBench(
     await postgres.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Client backends connected to `databases` now (the pools the workers keep open). */
+async function storeConnections(admin: pg.Pool, databases: readonly string[]): Promise<number> {
+  const { rows } = await admin.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND datname = ANY($1)
+       AND usename <> $2`,
+    [databases, POLLER],
+  );
+  return rows[0]?.n ?? 0;
 }
 
 /** The store database's statements since the last reset, by total execution time (pg_stat_statements). */

@@ -32,6 +32,15 @@ export class PostgresCpuByDatabase {
     }, this.intervalMs);
   }
 
+  /** Backends first seen after the first sample (connections opened during the run), per database name. */
+  born(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const backend of this.#backends.values()) {
+      if (backend.first === 0) counts.set(backend.database, (counts.get(backend.database) ?? 0) + 1);
+    }
+    return counts;
+  }
+
   /** Takes a last sample; CPU ms per database name since `start`. */
   async stop(): Promise<Map<string, number>> {
     clearInterval(this.#timer);
