@@ -80,6 +80,39 @@ describeSessionStoreConformance('ShardedSessionStore (3 databases)', async () =>
   };
 });
 
+/** One second PostgreSQL server for this file, started on first use (the last test kills and restarts it). */
+let secondServer: Promise<TestPostgres> | undefined;
+const secondPostgres = () => (secondServer ??= startPostgres({ own: true }));
+afterAll(async () => {
+  await (await secondServer)?.stop();
+}, 60_000);
+
+describeSessionStoreConformance('ShardedSessionStore (2 PostgreSQL servers)', async () => {
+  const one = await freshDatabases(baseUrl, 1);
+  const two = await freshDatabases((await secondPostgres()).url, 1);
+  const urls = [...one.urls, ...two.urls];
+  return {
+    spec: urls.join(' '),
+    open: (extra = {}) => ShardedSessionStore.open(urls, { poolSize: 2, ...extra }),
+    corruptBody: async (sessionId, seq, body) => {
+      const sql = 'UPDATE events SET body = $3 WHERE session_id = $1 AND seq = $2';
+      expect((await onShardOf(urls, sessionId, sql, [sessionId, seq, body])).rowCount).toBe(1);
+    },
+    deleteRow: async (sessionId, seq) => {
+      const sql = 'DELETE FROM events WHERE session_id = $1 AND seq = $2';
+      expect((await onShardOf(urls, sessionId, sql, [sessionId, seq])).rowCount).toBe(1);
+    },
+    clearChain: async (sessionId) => {
+      await onShardOf(urls, sessionId, 'UPDATE events SET chain = NULL, mac = NULL WHERE session_id = $1', [sessionId]);
+      await onShardOf(urls, sessionId, 'UPDATE sessions SET chain_anchor = NULL WHERE session_id = $1', [sessionId]);
+    },
+    dispose: async () => {
+      await one.drop();
+      await two.drop();
+    },
+  };
+});
+
 /** The STORE_SHARD_MAP_MISMATCH error `open` fails with. */
 async function mismatchOf(open: Promise<unknown>): Promise<DhError> {
   const error = await open.then(
@@ -169,9 +202,8 @@ describe('ShardedSessionStore shard map', () => {
 describe('ShardedSessionStore on two PostgreSQL clusters', () => {
   let second: TestPostgres;
   beforeAll(async () => {
-    second = await startPostgres({ own: true });
+    second = await secondPostgres();
   }, 120_000);
-  afterAll(async () => second?.stop());
 
   it('forks across clusters, lists and pages across them, and rides out one cluster SIGKILLed and restarted', async () => {
     const one = await freshDatabases(baseUrl, 1);
