@@ -78,7 +78,7 @@ export class ShardedSessionStore implements SessionStore {
       const reason: unknown = (opened[failed] as PromiseRejectedResult).reason;
       throw new Error(`shard ${failed} (${redactUrl(urls[failed] ?? '')}): ${String(reason)}`, { cause: reason });
     }
-    return new ShardedSessionStore({ ...first, count: urls.length }, shards, urls.map(redactUrl));
+    return new ShardedSessionStore(first, shards, urls.map(redactUrl));
   }
 
   /** The shard `sessionId` lives on. */

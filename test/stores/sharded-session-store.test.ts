@@ -19,7 +19,7 @@ import { T0, sampleLog } from '../helpers/event-builders.js';
 import { LogDriver } from '../helpers/log-generator.js';
 import { databaseUrl } from '../helpers/test-cluster.js';
 import { startPostgres, type TestPostgres } from '../setup/postgres.js';
-import { describeSessionStoreConformance } from './session-store-conformance.js';
+import { describeSessionStoreConformance, type StoreBackend } from './session-store-conformance.js';
 
 const baseUrl = inject('postgresUrl');
 
@@ -59,8 +59,8 @@ async function onShardOf(urls: readonly string[], sessionId: string, sql: string
   }
 }
 
-describeSessionStoreConformance('ShardedSessionStore (3 databases)', async () => {
-  const { urls, drop } = await freshDatabases(baseUrl, 3);
+/** The suite's backend for a sharded store over `urls`, reaching behind it on each session's own shard. */
+function shardedBackend(urls: readonly string[], dispose: () => Promise<void>): StoreBackend {
   return {
     spec: urls.join(' '),
     open: (extra = {}) => ShardedSessionStore.open(urls, { poolSize: 2, ...extra }),
@@ -76,8 +76,13 @@ describeSessionStoreConformance('ShardedSessionStore (3 databases)', async () =>
       await onShardOf(urls, sessionId, 'UPDATE events SET chain = NULL, mac = NULL WHERE session_id = $1', [sessionId]);
       await onShardOf(urls, sessionId, 'UPDATE sessions SET chain_anchor = NULL WHERE session_id = $1', [sessionId]);
     },
-    dispose: drop,
+    dispose,
   };
+}
+
+describeSessionStoreConformance('ShardedSessionStore (3 databases)', async () => {
+  const { urls, drop } = await freshDatabases(baseUrl, 3);
+  return shardedBackend(urls, drop);
 });
 
 /** One second PostgreSQL server for this file, started on first use (the last test kills and restarts it). */
@@ -90,27 +95,10 @@ afterAll(async () => {
 describeSessionStoreConformance('ShardedSessionStore (2 PostgreSQL servers)', async () => {
   const one = await freshDatabases(baseUrl, 1);
   const two = await freshDatabases((await secondPostgres()).url, 1);
-  const urls = [...one.urls, ...two.urls];
-  return {
-    spec: urls.join(' '),
-    open: (extra = {}) => ShardedSessionStore.open(urls, { poolSize: 2, ...extra }),
-    corruptBody: async (sessionId, seq, body) => {
-      const sql = 'UPDATE events SET body = $3 WHERE session_id = $1 AND seq = $2';
-      expect((await onShardOf(urls, sessionId, sql, [sessionId, seq, body])).rowCount).toBe(1);
-    },
-    deleteRow: async (sessionId, seq) => {
-      const sql = 'DELETE FROM events WHERE session_id = $1 AND seq = $2';
-      expect((await onShardOf(urls, sessionId, sql, [sessionId, seq])).rowCount).toBe(1);
-    },
-    clearChain: async (sessionId) => {
-      await onShardOf(urls, sessionId, 'UPDATE events SET chain = NULL, mac = NULL WHERE session_id = $1', [sessionId]);
-      await onShardOf(urls, sessionId, 'UPDATE sessions SET chain_anchor = NULL WHERE session_id = $1', [sessionId]);
-    },
-    dispose: async () => {
-      await one.drop();
-      await two.drop();
-    },
-  };
+  return shardedBackend([...one.urls, ...two.urls], async () => {
+    await one.drop();
+    await two.drop();
+  });
 });
 
 /** The STORE_SHARD_MAP_MISMATCH error `open` fails with. */
