@@ -2,6 +2,8 @@
 // Each one is idempotent — it looks at what the log already holds for its slot and does only the rest —
 // and returns receipts (seq, type, digest, chain head) of everything appended since the workflow's known head.
 import type { SessionActivities } from '../shared/activity-queues.js';
+import type { EvalActivities } from '../shared/eval-contracts.js';
+import { evalStep } from './eval-step.js';
 import { createActivityContext } from './activity-context.js';
 import { appendInbox } from './append-inbox.js';
 import { closeStep } from './close-step.js';
@@ -12,8 +14,8 @@ import { openSession } from './open-session.js';
 import type { SessionRuntime } from './session-runtime.js';
 import { toolStep } from './tool-step.js';
 
-/** All seven activities of one worker, sharing its session cache and outbound gate. */
-export function createSessionActivities(runtime: SessionRuntime): SessionActivities {
+/** All seven session activities of one worker and the eval step, sharing its session cache and outbound gate. */
+export function createSessionActivities(runtime: SessionRuntime): SessionActivities & EvalActivities {
   const context = createActivityContext(runtime);
   return {
     openSession: (input) => openSession(context, input),
@@ -23,5 +25,6 @@ export function createSessionActivities(runtime: SessionRuntime): SessionActivit
     closeStep: (input) => closeStep(context, input),
     compact: (input) => compact(context, input),
     closeTurn: (input) => closeTurn(context, input),
+    evalStep: (input) => evalStep(context, input),
   };
 }

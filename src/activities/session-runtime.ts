@@ -15,6 +15,7 @@ import type {
 } from '../plugins/contracts.js';
 import type { ModelDelta } from '../providers/call-model.js';
 import type { PricingTable } from '../providers/pricing.js';
+import type { EvalJudge } from '../eval/eval-judge.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
 import type { FleetLimiter } from '../limiter/fleet-limiter.js';
 import type { SessionCacheLimits } from './session-cache.js';
@@ -67,6 +68,8 @@ export interface SessionRuntime {
   readonly tenant?: string;
   /** Model prices: each answer's cost is logged with the price it was computed at. */
   readonly pricing?: PricingTable;
+  /** The judges of `dh eval` runs this worker serves (plugins' `judge` hooks); the built-in structural one always runs first. */
+  readonly judges?: readonly EvalJudge[];
   /** What one session may spend in USD; a call whose worst case would pass it is not sent. */
   readonly sessionCostCapUsd?: number;
   /** Notices for the model after a step's tool results, logged as injected context. */

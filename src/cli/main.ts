@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerChatCommand } from './commands/chat-command.js';
 import { registerCodecServerCommand } from './commands/codec-server.js';
+import { registerEvalCommand } from './commands/eval-command.js';
 import { registerMcpCommand } from './commands/mcp-command.js';
 import { registerOperatorCommands } from './commands/operator-commands.js';
 import { registerScriptedProviderCommand } from './commands/scripted-provider.js';
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
   registerSessionCommands(program);
   registerChatCommand(program);
   registerOperatorCommands(program);
+  registerEvalCommand(program);
   registerScriptedProviderCommand(program);
   registerCodecServerCommand(program);
   registerMcpCommand(program);

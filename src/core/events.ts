@@ -36,6 +36,11 @@ export const SessionStart = z.strictObject({
   parent: z.strictObject({ sessionId: Id, seedLength: z.number().int().positive() }).optional(),
   /** A subagent (src/core/delegation.ts). */
   delegation: DelegationRecord.optional(),
+  /**
+   * An evaluation's log (`dh eval`): the parent's log up to one recorded request, then that step sent again
+   * with a declared change. Never a session of its own: no workflow runs it.
+   */
+  eval: z.strictObject({ runId: Id }).optional(),
 });
 export const SessionSeedEnd = z.strictObject({ ...envelope, type: z.literal('session/seed-end') });
 export const RequestHeaderEvent = z.strictObject({

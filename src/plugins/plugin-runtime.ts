@@ -1,6 +1,6 @@
 // Composes a list of plugins into the hooks the session activities call: the header (prefix once per
 // loop instance, the request waterfall, the tool list), the pre-step decision, the approval gate,
-// outbound, stream, model-call, tool-progress and limiter-wait observers, and notices.
+// outbound, stream, model-call, tool-progress and limiter-wait observers, notices, and eval judges.
 import { deepFreeze, type CallConfig, type Message, type RequestHeader } from '../core/index.js';
 import type { SessionRuntime } from '../activities/session-runtime.js';
 import type { PreStepDecision, StepContext, ToolDefinition, ToolGate } from './contracts.js';
@@ -18,6 +18,7 @@ export type PluginHooks = Pick<
   | 'onToolProgress'
   | 'onLimiterWait'
   | 'afterTools'
+  | 'judges'
 >;
 
 export interface PluginRuntimeOptions {
@@ -131,6 +132,11 @@ export function createPluginRuntime(options: PluginRuntimeOptions): PluginHooks 
       const frozen = deepFreeze(structuredClone(report));
       observe('limiter-wait', (plugin) => plugin.onLimiterWait?.(frozen, context));
     },
+    // Each plugin with a `judge` hook is one judge of `dh eval`, named after the plugin.
+    judges: plugins.flatMap((plugin) => {
+      const judge = plugin.judge?.bind(plugin);
+      return judge ? [{ name: plugin.name, judge }] : [];
+    }),
     async afterTools(context) {
       const notices: { source: string; content: string }[] = [];
       for (const plugin of plugins) {

@@ -3,6 +3,7 @@
 // through logged events, so adding one never breaks replay.
 import type { BuiltRequest, CallConfig, Message } from '../core/index.js';
 import type { ModelDelta } from '../providers/call-model.js';
+import type { JudgeInput, JudgeVerdict } from '../eval/eval-judge.js';
 import type {
   ClaimedMessage,
   LimiterWaitReport,
@@ -61,4 +62,9 @@ export interface Plugin {
   onLimiterWait?(report: Readonly<LimiterWaitReport>, context: StepContext): void;
   /** After a step's tool results: notices the model should see at the next step. */
   afterTools?(context: StepContext): readonly Notice[] | Promise<readonly Notice[]>;
+  /**
+   * A judge of `dh eval`: scores a candidate answer against the recorded one (0..1) with a reason. Runs on the
+   * worker that sends the candidate; a throw, a timeout or an invalid verdict is recorded as the judge's error.
+   */
+  judge?(input: JudgeInput): JudgeVerdict | Promise<JudgeVerdict>;
 }

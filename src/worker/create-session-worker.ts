@@ -7,6 +7,7 @@ import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createSessionActivities } from '../activities/session-activities.js';
 import type { SessionRuntime } from '../activities/session-runtime.js';
+import type { EvalActivities } from '../shared/eval-contracts.js';
 import type {
   HostQueueActivities,
   ModelQueueActivities,
@@ -160,15 +161,16 @@ export async function createSessionWorker(options: SessionWorkerOptions): Promis
 }
 
 /** Each queue's worker registers only what is scheduled on that queue (shared/activity-queues.ts). */
-function queueActivities(all: SessionActivities): {
+function queueActivities(all: SessionActivities & EvalActivities): {
   readonly session: SessionQueueRegistrations;
-  readonly model: ModelQueueActivities;
+  readonly model: ModelQueueActivities & EvalActivities;
   readonly host: HostQueueActivities;
 } {
-  const { openSession, closeTurn, closeStep, appendInbox, modelStep, compact, toolStep } = all;
+  const { openSession, closeTurn, closeStep, appendInbox, modelStep, compact, toolStep, evalStep } = all;
   return {
     session: { openSession, closeTurn, closeStep, appendInbox, toolStep, modelStep },
-    model: { modelStep, compact },
+    // An eval step is a model call: it takes the model queue's slots like a session's step.
+    model: { modelStep, compact, evalStep },
     host: { toolStep },
   };
 }

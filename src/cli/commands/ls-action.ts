@@ -12,6 +12,8 @@ import { cliAction } from '../cli-action.js';
 import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
 import { sessionTree } from '../../operations/session-tree.js';
 import { listCursorOf, parseListCursor } from '../../stores/list-order.js';
+import type { ListCursor, SessionStore } from '../../stores/session-store.js';
+import { EVAL_SESSION_PREFIX } from '../../eval/eval-log.js';
 
 export interface SessionListing extends SessionSummary {
   /** `running` / `idle` (from the session's search attribute when set), `closed`, `failed`, ..., or `-` when Temporal is not reachable. */
@@ -25,72 +27,74 @@ export interface SessionListing extends SessionSummary {
   readonly depth: number;
 }
 
-export const lsCommand = cliAction(async (options: { limit: string; after?: string; json?: boolean }) => {
-  const limit = Number(options.limit);
-  if (!Number.isInteger(limit) || limit < 1) throw usageError('--limit must be a positive integer');
-  const after = options.after !== undefined ? parseListCursor(options.after) : undefined;
-  if (after === null) {
-    throw usageError(
-      `--after "${options.after}" is not a listing cursor (<createdAt>.<sessionId>, as dh ls prints it)`,
-    );
-  }
-  const opened = await openStoreOnly();
-  const { config, store } = opened;
-  let sessions: SessionSummary[];
-  let delegations: Awaited<ReturnType<typeof delegationsOf>>;
-  try {
-    sessions = await store.list({ limit, ...(after !== undefined ? { after } : {}) });
-    delegations = await delegationsOf(
-      store,
-      sessions.map((s) => s.sessionId),
-    );
-  } finally {
-    await opened.close();
-  }
-  const status = await localStackStatus(config);
-  const address = isExternalTemporal() ? config.temporalAddress : status.address;
-  const statuses = address !== null ? await workflowStatuses(address, config.namespace, sessions) : null;
-  const { rows, tree } = listingTree(sessions, delegations, statuses);
-  // A full page may have more after it: its last session (in store order, not tree order) is the cursor.
-  const last = sessions.length === limit ? sessions.at(-1) : undefined;
-  const next = last !== undefined ? listCursorOf(last) : null;
-  if (options.json) {
-    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-    if (next !== null) process.stderr.write(`dh: more: dh ls --limit ${limit} --after ${next}\n`);
-    return;
-  }
-  if (rows.length === 0) {
-    process.stdout.write(after ? 'no more sessions\n' : 'no sessions yet: start one with dh run "<task>"\n');
-    return;
-  }
-  const table = [
-    ['SESSION', 'STATUS', 'EVENTS', 'CREATED', 'PARENT'],
-    ...rows.map((r, i) => [
-      `${tree[i] ?? ''}${r.sessionId}${r.subagentOf !== null && r.subagentOf.callId !== null ? ` (${r.subagentOf.callId})` : ''}`,
-      r.status,
-      String(r.head),
-      new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 19),
-      parentColumn(r),
-    ]),
-  ];
-  const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
-  for (const row of table) {
-    process.stdout.write(
-      `${row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd()}\n`,
-    );
-  }
-  if (next !== null) process.stdout.write(`more: dh ls --limit ${limit} --after ${next}\n`);
-  if (statuses === null) {
-    process.stderr.write(
-      address === null
-        ? 'dh: Temporal is not running (dh up); statuses unknown\n'
-        : `dh: Temporal at ${address} is not reachable; statuses unknown\n`,
-    );
-  }
-});
+export const lsCommand = cliAction(
+  async (options: { limit: string; after?: string; json?: boolean; evals?: boolean }) => {
+    const limit = Number(options.limit);
+    if (!Number.isInteger(limit) || limit < 1) throw usageError('--limit must be a positive integer');
+    const after = options.after !== undefined ? parseListCursor(options.after) : undefined;
+    if (after === null) {
+      throw usageError(
+        `--after "${options.after}" is not a listing cursor (<createdAt>.<sessionId>, as dh ls prints it)`,
+      );
+    }
+    const opened = await openStoreOnly();
+    const { config, store } = opened;
+    let sessions: SessionSummary[];
+    let delegations: Awaited<ReturnType<typeof delegationsOf>>;
+    try {
+      sessions = await listSessions(store, limit, after, options.evals === true);
+      delegations = await delegationsOf(
+        store,
+        sessions.map((s) => s.sessionId),
+      );
+    } finally {
+      await opened.close();
+    }
+    const status = await localStackStatus(config);
+    const address = isExternalTemporal() ? config.temporalAddress : status.address;
+    const statuses = address !== null ? await workflowStatuses(address, config.namespace, sessions) : null;
+    const { rows, tree } = listingTree(sessions, delegations, statuses);
+    // A full page may have more after it: its last session (in store order, not tree order) is the cursor.
+    const last = sessions.length === limit ? sessions.at(-1) : undefined;
+    const next = last !== undefined ? listCursorOf(last) : null;
+    if (options.json) {
+      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      if (next !== null) process.stderr.write(`dh: more: dh ls --limit ${limit} --after ${next}\n`);
+      return;
+    }
+    if (rows.length === 0) {
+      process.stdout.write(after ? 'no more sessions\n' : 'no sessions yet: start one with dh run "<task>"\n');
+      return;
+    }
+    const table = [
+      ['SESSION', 'STATUS', 'EVENTS', 'CREATED', 'PARENT'],
+      ...rows.map((r, i) => [
+        `${tree[i] ?? ''}${r.sessionId}${r.subagentOf !== null && r.subagentOf.callId !== null ? ` (${r.subagentOf.callId})` : ''}`,
+        r.status,
+        String(r.head),
+        new Date(r.createdAt).toISOString().replace('T', ' ').slice(0, 19),
+        parentColumn(r),
+      ]),
+    ];
+    const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
+    for (const row of table) {
+      process.stdout.write(
+        `${row
+          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+          .join('  ')
+          .trimEnd()}\n`,
+      );
+    }
+    if (next !== null) process.stdout.write(`more: dh ls --limit ${limit} --after ${next}\n`);
+    if (statuses === null) {
+      process.stderr.write(
+        address === null
+          ? 'dh: Temporal is not running (dh up); statuses unknown\n'
+          : `dh: Temporal at ${address} is not reachable; statuses unknown\n`,
+      );
+    }
+  },
+);
 
 /** The listing in tree order (each subagent under its parent when the parent is listed too), and each row's drawing. */
 function listingTree(
@@ -155,5 +159,31 @@ async function workflowStatuses(
     );
   } finally {
     await connection.close();
+  }
+}
+
+/**
+ * A page of `limit` sessions in store order; eval logs (`dh eval`'s candidates, one per evaluated step) are
+ * left out unless asked for, reading on past them so a page is still full when more sessions follow.
+ */
+async function listSessions(
+  store: SessionStore,
+  limit: number,
+  after: ListCursor | undefined,
+  withEvals: boolean,
+): Promise<SessionSummary[]> {
+  if (withEvals) return await store.list({ limit, ...(after !== undefined ? { after } : {}) });
+  const kept: SessionSummary[] = [];
+  let cursor = after;
+  for (;;) {
+    const page = await store.list({ limit, ...(cursor !== undefined ? { after: cursor } : {}) });
+    for (const session of page) {
+      if (session.sessionId.startsWith(EVAL_SESSION_PREFIX)) continue;
+      kept.push(session);
+      if (kept.length === limit) return kept;
+    }
+    const last = page.at(-1);
+    if (page.length < limit || last === undefined) return kept;
+    cursor = { createdAt: last.createdAt, sessionId: last.sessionId };
   }
 }

@@ -10,9 +10,10 @@ export function registerLsCommand(program: Command): void {
     )
     .option('--limit <n>', 'at most this many', '50')
     .option('--after <cursor>', 'the next page: the sessions listed after this cursor (a full page prints it)')
+    .option('--evals', "also list eval logs (dh eval's candidates, left out by default)")
     .option('--json', 'print as JSON')
     // Loaded on use (ls-action.ts): `dh --help` and the other commands do not pay for its imports.
-    .action((options: { limit: string; after?: string; json?: boolean }) =>
+    .action((options: { limit: string; after?: string; json?: boolean; evals?: boolean }) =>
       import('./ls-action.js').then((a) => a.lsCommand(options)),
     );
 }

@@ -1,0 +1,281 @@
+// evalStep: one recorded step sent again with a declared change. The candidate goes to a log of its own (a
+// fork-like child of the source ending at the step's request, marked `eval`), through the same outbound gate,
+// limiter and pricing as a session's step; a retry finds a logged answer and sends nothing again.
+import { CancelledFailure, cancellationDetails, Context } from '@temporalio/activity';
+import {
+  buildRequest,
+  buildSessionRequest,
+  DhError,
+  ErrorCode,
+  foldRequestHeader,
+  Session,
+  type EventDraft,
+} from '../core/index.js';
+import { deriveSentRequest } from '../audit/derive-sent-requests.js';
+import { modelEntry } from '../config/worker-profile.js';
+import { applyEvalChange, invariantDigest } from '../eval/eval-change.js';
+import { runJudges, structuralJudge } from '../eval/eval-judge.js';
+import { answerFacts, candidateSentSeq, evalLogEvents, recordedStepAt, type RecordedStep } from '../eval/eval-log.js';
+import { diffStep } from '../eval/step-diff.js';
+import { forkAnchor } from '../operations/session-transfer.js';
+import { priceFor, worstCaseCost } from '../providers/pricing.js';
+import { toWireBody } from '../providers/wire-body.js';
+import type { EvalStepInput, EvalStepOutcome } from '../shared/eval-contracts.js';
+import type { ActivityContext } from './activity-context.js';
+import { callModelAdmitted } from './admitted-model-call.js';
+import { stepCost } from './cost-cap.js';
+
+export const EVAL_PROVIDER_MISMATCH = 'EVAL_PROVIDER_MISMATCH';
+/** What an eval log's unrun tool calls are answered with: the evaluation stops after the step it sends. */
+export const EVAL_TOOL_NOT_RUN = 'Not run: an evaluation (dh eval) sends one recorded step again and runs no tools.';
+
+export async function evalStep(context: ActivityContext, input: EvalStepInput): Promise<EvalStepOutcome> {
+  const { target } = input;
+  return context.guarded(target.evalSessionId, async () => {
+    const { runtime } = context;
+    const skipped = (reason: string, extra: Partial<EvalStepOutcome> = {}): EvalStepOutcome => ({
+      target,
+      status: 'skipped',
+      reason,
+      ...extra,
+    });
+    const source = new Session(target.sourceSessionId, await runtime.store.read(target.sourceSessionId));
+    let recorded: RecordedStep;
+    try {
+      recorded = recordedStepAt(source.events, target.sentSeq);
+    } catch (error) {
+      return skipped(error instanceof Error ? error.message : String(error));
+    }
+    if (recorded.answer === null) return skipped('the source step has no logged answer (it failed or was cut)');
+    const derived = await deriveSentRequest(source.sessionId, source.events, recorded.sent, {
+      profile: runtime.profile,
+    });
+    if (!derived.digestOk || derived.request === null) {
+      return skipped(
+        `the recorded request does not re-derive from the log (${derived.error ?? 'digest differs'}): see dh audit ${source.sessionId}`,
+      );
+    }
+    const header = foldRequestHeader(source.events.slice(0, target.sentSeq));
+    if (header === undefined) return skipped('the source log has no request header before the step');
+    const candidateHeader = applyEvalChange(header, input.change);
+    if (candidateHeader.config.provider !== runtime.profile.name) {
+      throw new DhError(
+        EVAL_PROVIDER_MISMATCH,
+        `the candidate requests go to provider "${candidateHeader.config.provider}", but this worker serves ` +
+          `"${runtime.profile.name}": run the eval on the task queue of a worker for "${candidateHeader.config.provider}" (dh eval --task-queue)`,
+        { provider: candidateHeader.config.provider, served: runtime.profile.name },
+      );
+    }
+
+    const seeded = seededEvalLog(input, source, candidateHeader);
+    const stored = await storedEvalLog(context, input.target.evalSessionId);
+    let evalLog = stored;
+    let evalStepRecord = stored !== null ? candidateStep(stored) : null;
+    let fromLog = true;
+    if (evalStepRecord?.answer == null) {
+      fromLog = false;
+      // A request already recorded as sent passed the budget before (a retry after a crash): it goes again.
+      if (evalStepRecord === null && input.allowanceUsd !== undefined) {
+        const refusal = await budgetRefusal(context, seeded, input.allowanceUsd);
+        if (refusal !== null)
+          return skipped(refusal.reason, refusal.needsUsd !== undefined ? { needsUsd: refusal.needsUsd } : {});
+      }
+      const opened = stored ?? (await createEvalLog(context, input, source, seeded));
+      evalLog = await sendCandidate(context, input, opened);
+      evalStepRecord = candidateStep(evalLog);
+    }
+    if (evalLog === null || evalStepRecord?.answer == null) {
+      throw new DhError(ErrorCode.LogStructure, `eval log "${target.evalSessionId}" holds no answer after sending`);
+    }
+
+    const sourceFacts = answerFacts(recorded);
+    const candidateFacts = answerFacts(evalStepRecord);
+    if (sourceFacts === null || candidateFacts === null) throw new Error('unreachable: both steps have answers');
+    const diff = diffStep(sourceFacts, candidateFacts);
+    const candidateRequest = buildRequest(target.evalSessionId, evalLog.events.slice(0, evalStepRecord.sent.seq));
+    const judges = await withHeartbeat(runtime.heartbeatMs, () =>
+      runJudges([structuralJudge, ...(runtime.judges ?? [])], {
+        sessionId: source.sessionId,
+        turn: target.turn,
+        step: target.step,
+        request: derived.request as NonNullable<typeof derived.request>,
+        source: sourceFacts,
+        candidate: candidateFacts,
+        diff,
+      }),
+    );
+    return {
+      target,
+      status: 'answered',
+      fromLog,
+      sourceDigest: recorded.sent.digest,
+      candidateDigest: evalStepRecord.sent.digest,
+      sourceInvariant: invariantDigest(derived.request, input.change),
+      candidateInvariant: invariantDigest(candidateRequest, input.change),
+      costUsd: candidateFacts.costUsd,
+      textSimilarity: diff.textSimilarity,
+      toolCallsEqual: diff.toolCallsEqual,
+      finishReasonEqual: diff.finishReason.equal,
+      judges,
+    };
+  });
+}
+
+/** The eval log up to its request, in memory: the seed and the changed header for the open step. */
+function seededEvalLog(input: EvalStepInput, source: Session, header: ReturnType<typeof applyEvalChange>): Session {
+  const { target } = input;
+  return evalLogEvents(source, {
+    evalSessionId: target.evalSessionId,
+    runId: input.runId,
+    sentSeq: target.sentSeq,
+    at: input.at,
+    header,
+  });
+}
+
+/** The eval log as stored, or null when nothing of it is written yet. */
+async function storedEvalLog(context: ActivityContext, evalSessionId: string): Promise<Session | null> {
+  const head = await context.runtime.store.head(evalSessionId).catch((error: unknown) => {
+    if (error instanceof DhError && error.code === ErrorCode.SessionNotFound) return -1;
+    throw error;
+  });
+  return head > 0 ? await context.cache.load(evalSessionId) : null;
+}
+
+/** Writes the seeded log; another attempt may have got there first (or died between create and append). */
+async function createEvalLog(
+  context: ActivityContext,
+  input: EvalStepInput,
+  source: Session,
+  seeded: Session,
+): Promise<Session> {
+  const { target } = input;
+  const { store } = context.runtime;
+  // The chain starts from the source's chain where the seed ends, as a fork's does.
+  const seedLength = seeded.state.parent?.seedLength ?? target.sentSeq;
+  const chainAnchor = await forkAnchor(store, source.sessionId, seedLength);
+  await store.create(target.evalSessionId, {
+    createdAt: input.at,
+    parentSessionId: source.sessionId,
+    ...(chainAnchor !== undefined ? { chainAnchor } : {}),
+  });
+  // The same slots as any other attempt's: the store hands back what is there instead of writing twice.
+  await store.append(target.evalSessionId, 0, seeded.events);
+  return await context.cache.load(target.evalSessionId);
+}
+
+/** Why the candidate must not be sent within `allowanceUsd` (its worst case, priced by the worker's table), or null. */
+async function budgetRefusal(
+  context: ActivityContext,
+  seeded: Session,
+  allowanceUsd: number,
+): Promise<{ reason: string; needsUsd?: number } | null> {
+  const { runtime } = context;
+  const request = buildSessionRequest(seeded);
+  const { provider, model } = request.config;
+  const price = runtime.pricing ? priceFor(runtime.pricing, provider, model) : undefined;
+  if (!price) return { reason: `a budget is set but "${provider}/${model}" has no price: add it to DH_PRICING` };
+  const maxOutput =
+    request.config.maxTokens ??
+    modelEntry(runtime.profile, model)?.maxOutputTokens ??
+    seeded.requestHeader()?.contextWindow;
+  if (maxOutput === undefined)
+    return { reason: 'a budget is set but the call has no output limit: set maxTokens in the change' };
+  // A token covers at least one byte of the body: its bytes bound the prompt's tokens.
+  const wire = await toWireBody(request, runtime.profile);
+  const worst = worstCaseCost({ promptTokens: wire.bytes, maxOutputTokens: maxOutput }, price);
+  if (worst <= allowanceUsd) return null;
+  return {
+    reason: `over budget: this call may cost up to $${worst.toFixed(6)}, $${allowanceUsd.toFixed(6)} was left for it`,
+    needsUsd: worst,
+  };
+}
+
+/** The evaluated step of an eval log: its own `request/sent` after the seed, and the answer to it. */
+function candidateStep(session: Session): RecordedStep | null {
+  const seq = candidateSentSeq(session.events);
+  return seq === null ? null : recordedStepAt(session.events, seq);
+}
+
+/** Gate, `request/sent`, the call, and the answer with what closes the log (no tool runs). */
+async function sendCandidate(context: ActivityContext, input: EvalStepInput, opened: Session): Promise<Session> {
+  const { cache, gate, runtime } = context;
+  const { turn, step } = input.target;
+  let session = opened;
+  // The request is what a fresh read of the stored eval log derives, or nothing is sent.
+  const request = await gate.verify(buildSessionRequest(session));
+  const wire = await toWireBody(request, runtime.profile);
+  const recordedSent = candidateStep(session)?.sent;
+  if (recordedSent === undefined) {
+    session = await cache.append(session, [
+      { type: 'request/sent', at: Date.now(), turn, step, digest: wire.digest, bytes: wire.bytes },
+    ]);
+  } else if (recordedSent.digest !== wire.digest) {
+    throw new DhError(
+      'WIRE_DIGEST_DRIFT',
+      `eval step ${turn}.${step} was recorded with wire digest ${recordedSent.digest}, now derives ${wire.digest}`,
+    );
+  }
+  const stepContext = { sessionId: session.sessionId, turn, step, events: session.events };
+  const result = await callModelAdmitted(runtime, {
+    request,
+    verified: wire,
+    fairKey: session.sessionId,
+    purpose: 'step',
+    context: stepContext,
+    onDelta: () => undefined,
+  });
+  const message = result.message;
+  if (message.interrupted || cancellationDetails()?.cancelRequested === true) {
+    throw new CancelledFailure('the eval step was cancelled while its answer streamed');
+  }
+  const { provider, model } = request.config;
+  const spent = stepCost(runtime.pricing ? priceFor(runtime.pricing, provider, model) : undefined, result.usage);
+  const at = Date.now();
+  const drafts: EventDraft[] = [
+    {
+      type: 'assistant/message',
+      at,
+      turn,
+      step,
+      content: message.content,
+      ...(message.reasoning !== undefined ? { reasoning: message.reasoning } : {}),
+      toolCalls: message.toolCalls,
+      finishReason: message.finishReason,
+      ...(result.usage ? { usage: result.usage } : {}),
+      ...(spent ? { cost: spent } : {}),
+    },
+    ...message.toolCalls.map((call): EventDraft => ({
+      type: 'tool/result',
+      at,
+      turn,
+      step,
+      callId: call.id,
+      name: call.name,
+      output: EVAL_TOOL_NOT_RUN,
+      status: 'skipped',
+    })),
+    { type: 'step/end', at, turn, step },
+    message.toolCalls.length === 0
+      ? { type: 'turn/end', at, turn, reason: 'completed' }
+      : {
+          type: 'turn/end',
+          at,
+          turn,
+          reason: 'interrupted',
+          error: { code: 'EVAL_SINGLE_STEP', message: 'an evaluation sends one step and runs none of its tool calls' },
+        },
+  ];
+  return await cache.append(session, drafts);
+}
+
+/** Heartbeats while `run` runs (judges may call a model): a long judge is not a dead worker. */
+async function withHeartbeat<T>(everyMs: number, run: () => Promise<T>): Promise<T> {
+  const activity = Context.current();
+  const timer = setInterval(() => activity.heartbeat(), everyMs);
+  try {
+    return await run();
+  } finally {
+    clearInterval(timer);
+  }
+}
