@@ -29,6 +29,8 @@ import {
   steerSignal,
 } from '../src/shared/session-messages.js';
 import type { agentSession } from '../src/workflows/session-workflow.js';
+import { evalRun } from '../src/workflows/eval-workflow.js';
+import { planEvalTargets } from '../src/eval/plan-eval.js';
 import {
   historyToJSONObject,
   startScenarioRuntime,
@@ -78,6 +80,11 @@ const SCRIPT: Script = {
     { match: { lastUserContains: 'gamma' }, text: 'three' },
     { match: { lastUserContains: 'echo please' }, toolCalls: [{ id: 'e1', name: 'echo', arguments: '{"text":"hi"}' }] },
     { match: { lastUserContains: 'echo please' }, text: 'echoed' },
+    // The eval scenario: its session's two steps, then the two candidates of the run that sends them again.
+    { match: { lastUserContains: 'zeta to evaluate' }, toolCalls: [{ id: 'z1', name: 'echo', arguments: '{"text":"z"}' }] },
+    { match: { lastUserContains: 'zeta to evaluate' }, text: 'zeta done' },
+    { match: { lastUserContains: 'zeta to evaluate' }, text: 'a candidate' },
+    { match: { lastUserContains: 'zeta to evaluate' }, text: 'another candidate' },
     {
       match: { lastUserContains: 'echo in the model step' },
       toolCalls: [
@@ -634,6 +641,31 @@ const SCENARIOS: readonly Scenario[] = [
       const events = await waitForTurnEnd(rt.store, id, 2, 60_000);
       expectThat(turnEnds(events).join() === '1:completed,2:completed', 'both turns completed');
       return handle;
+    },
+  },
+  {
+    // An eval run (dh eval): a recorded session's two steps sent again with another model, two at a time.
+    name: 'eval-run',
+    play: async (rt, id) => {
+      const source = `${id}-source`;
+      const session = await rt.start(source);
+      await session.signal(followupSignal, { content: 'zeta to evaluate' });
+      await waitForTurnEnd(rt.store, source, 1);
+      await session.signal(closeSignal);
+      await session.result();
+      const { targets } = await planEvalTargets((sid) => rt.store.read(sid), [source], { runId: id, at: 'step' });
+      expectThat(targets.length === 2, `two recorded steps, not ${targets.length}`);
+      const handle = await rt.client.workflow.start(evalRun, {
+        taskQueue: TASK_QUEUE,
+        workflowId: id,
+        args: [{ runId: id, change: { model: 'scripted-model-2' }, targets, concurrency: 2, at: Date.now() }],
+      });
+      const result = await handle.result();
+      expectThat(
+        result.outcomes.every((o) => o.status === 'answered'),
+        `both steps answered: ${JSON.stringify(result.outcomes.map((o) => o.reason ?? o.status))}`,
+      );
+      return handle as unknown as SessionHandle;
     },
   },
 ];

@@ -24,7 +24,7 @@ import { openCliContext, type CliContext } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
 import { writeErr, writeOut } from '../operator/cli-io.js';
 import { renderEvalReport } from '../operator/render-eval.js';
-import type { EvalOptions } from './eval-command.js';
+import type { EvalOptions } from './eval-options.js';
 import type { evalRun } from '../../workflows/eval-workflow.js';
 
 export const evalCommand = cliAction(async (sessions: string[], options: EvalOptions): Promise<number> => {

@@ -2,25 +2,7 @@
 // temperature) and diff the answers; a durable run on Temporal. `dh eval --show <run>` prints a run's report.
 import { InvalidArgumentError, type Command } from 'commander';
 import { parseSessionId } from '../operator/cli-io.js';
-
-export interface EvalOptions {
-  readonly query?: string;
-  readonly since?: string;
-  readonly model?: string;
-  readonly provider?: string;
-  readonly temperature?: number;
-  readonly system?: string;
-  readonly headerChange?: string;
-  readonly at: 'step' | 'turn';
-  readonly concurrency: number;
-  readonly budget?: number;
-  readonly taskQueue?: string;
-  readonly runId?: string;
-  readonly limit: number;
-  readonly show?: string;
-  readonly detach?: boolean;
-  readonly json?: boolean;
-}
+import type { EvalOptions } from './eval-options.js';
 
 export function registerEvalCommand(program: Command): void {
   program
