@@ -10,9 +10,12 @@ import {
   foldRequestHeader,
   Session,
   type EventDraft,
+  type RequestHeader,
 } from '../core/index.js';
 import { deriveSentRequest } from '../audit/derive-sent-requests.js';
-import { modelEntry } from '../config/worker-profile.js';
+import { isBuiltinProvider, modelEntry } from '../config/worker-profile.js';
+import type { ProviderProfile } from '../providers/provider-profiles.js';
+import type { SessionRuntime } from './session-runtime.js';
 import { applyEvalChange, invariantDigest } from '../eval/eval-change.js';
 import { runJudges, structuralJudge } from '../eval/eval-judge.js';
 import { answerFacts, candidateSentSeq, evalLogEvents, recordedStepAt, type RecordedStep } from '../eval/eval-log.js';
@@ -69,6 +72,8 @@ export async function evalStep(context: ActivityContext, input: EvalStepInput): 
 
     const seeded = seededEvalLog(input, source, candidateHeader);
     const stored = await storedEvalLog(context, input.target.evalSessionId);
+    // The candidate's model on this worker's endpoint (a generic endpoint lists only the model it was started with).
+    const sending: SessionRuntime = { ...runtime, profile: candidateProfile(runtime.profile, candidateHeader) };
     let evalLog = stored;
     let evalStepRecord = stored !== null ? candidateStep(stored) : null;
     let fromLog = true;
@@ -76,12 +81,12 @@ export async function evalStep(context: ActivityContext, input: EvalStepInput): 
       fromLog = false;
       // A request already recorded as sent passed the budget before (a retry after a crash): it goes again.
       if (evalStepRecord === null && input.allowanceUsd !== undefined) {
-        const refusal = await budgetRefusal(context, seeded, input.allowanceUsd);
+        const refusal = await budgetRefusal(sending, seeded, input.allowanceUsd);
         if (refusal !== null)
           return skipped(refusal.reason, refusal.needsUsd !== undefined ? { needsUsd: refusal.needsUsd } : {});
       }
       const opened = stored ?? (await createEvalLog(context, input, source, seeded));
-      evalLog = await sendCandidate(context, input, opened);
+      evalLog = await sendCandidate(context, sending, input, opened);
       evalStepRecord = candidateStep(evalLog);
     }
     if (evalLog === null || evalStepRecord?.answer == null) {
@@ -166,11 +171,10 @@ async function createEvalLog(
 
 /** Why the candidate must not be sent within `allowanceUsd` (its worst case, priced by the worker's table), or null. */
 async function budgetRefusal(
-  context: ActivityContext,
+  runtime: SessionRuntime,
   seeded: Session,
   allowanceUsd: number,
 ): Promise<{ reason: string; needsUsd?: number } | null> {
-  const { runtime } = context;
   const request = buildSessionRequest(seeded);
   const { provider, model } = request.config;
   const price = runtime.pricing ? priceFor(runtime.pricing, provider, model) : undefined;
@@ -198,8 +202,13 @@ function candidateStep(session: Session): RecordedStep | null {
 }
 
 /** Gate, `request/sent`, the call, and the answer with what closes the log (no tool runs). */
-async function sendCandidate(context: ActivityContext, input: EvalStepInput, opened: Session): Promise<Session> {
-  const { cache, gate, runtime } = context;
+async function sendCandidate(
+  context: ActivityContext,
+  runtime: SessionRuntime,
+  input: EvalStepInput,
+  opened: Session,
+): Promise<Session> {
+  const { cache, gate } = context;
   const { turn, step } = input.target;
   let session = opened;
   // The request is what a fresh read of the stored eval log derives, or nothing is sent.
@@ -267,6 +276,22 @@ async function sendCandidate(context: ActivityContext, input: EvalStepInput, ope
         },
   ];
   return await cache.append(session, drafts);
+}
+
+/**
+ * The worker's profile, knowing the candidate's model: a generic endpoint's profile lists only the model the
+ * worker was started with, so another model of the same endpoint is added with that model's capabilities and the
+ * window the recorded header gives. A built-in profile is used as it is (it refuses a model it does not list).
+ */
+function candidateProfile(profile: ProviderProfile, header: RequestHeader): ProviderProfile {
+  const model = header.config.model;
+  if (isBuiltinProvider(profile.name) || modelEntry(profile, model) !== undefined) return profile;
+  const like = profile.models[0];
+  if (like === undefined) return profile;
+  return {
+    ...profile,
+    models: [...profile.models, { ...like, id: model, contextWindow: header.contextWindow ?? like.contextWindow }],
+  };
 }
 
 /** Heartbeats while `run` runs (judges may call a model): a long judge is not a dead worker. */

@@ -27,7 +27,13 @@ export function auditProfileFor(
   given?: ProviderProfile,
   contextWindow?: number,
 ): AuditProfile {
-  if (given !== undefined && given.name === config.provider) {
+  // A generic endpoint's configured profile lists the worker's model only; a request to another model of the
+  // same endpoint (a model switch, a `dh eval` candidate) derives on the permissive profile below.
+  if (
+    given !== undefined &&
+    given.name === config.provider &&
+    (isBuiltinProvider(given.name) || modelEntry(given, config.model) !== undefined)
+  ) {
     return { profile: withWindow(given, config.model, contextWindow), source: 'given' };
   }
   if (isBuiltinProvider(config.provider)) {

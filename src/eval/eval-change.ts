@@ -74,13 +74,13 @@ export function invariantDigest(request: BuiltRequest, change: EvalChange): stri
 
 /** Reads a change file (JSON or YAML); errors name the file and the path of the first problem. */
 export function parseEvalChangeText(text: string, source: string): EvalChange {
-  const document = parseDocument(text, { prettyErrors: false });
+  const document = parseDocument(text);
   const syntax = document.errors[0];
   if (syntax) {
     const where = syntax.linePos?.[0];
     throw new DhError(
       EVAL_CHANGE_INVALID,
-      `${source}${where ? `:${where.line}:${where.col}` : ''}: not valid JSON or YAML: ${syntax.message.split('\n')[0]}`,
+      `${source}${where ? `:${where.line}:${where.col}` : ''}: not valid JSON or YAML: ${(syntax.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`,
     );
   }
   const parsed = EvalChange.safeParse(document.toJS());

@@ -125,7 +125,12 @@ async function follow(handle: WorkflowHandle<typeof evalRun>): Promise<EvalRunRe
     }
     await Promise.race([result.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000))]);
   }
-  return await result;
+  const done = await result;
+  const count = (status: string) => done.outcomes.filter((o) => o.status === status).length;
+  writeErr(
+    `dh: ${progressLine({ total: done.outcomes.length, done: done.outcomes.length, answered: count('answered'), skipped: count('skipped'), failed: count('failed'), inFlight: 0, spentUsd: done.spentUsd })}`,
+  );
+  return done;
 }
 
 function progressLine(p: EvalProgress): string {
