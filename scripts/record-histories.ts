@@ -81,7 +81,10 @@ const SCRIPT: Script = {
     { match: { lastUserContains: 'echo please' }, toolCalls: [{ id: 'e1', name: 'echo', arguments: '{"text":"hi"}' }] },
     { match: { lastUserContains: 'echo please' }, text: 'echoed' },
     // The eval scenario: its session's two steps, then the two candidates of the run that sends them again.
-    { match: { lastUserContains: 'zeta to evaluate' }, toolCalls: [{ id: 'z1', name: 'echo', arguments: '{"text":"z"}' }] },
+    {
+      match: { lastUserContains: 'zeta to evaluate' },
+      toolCalls: [{ id: 'z1', name: 'echo', arguments: '{"text":"z"}' }],
+    },
     { match: { lastUserContains: 'zeta to evaluate' }, text: 'zeta done' },
     { match: { lastUserContains: 'zeta to evaluate' }, text: 'a candidate' },
     { match: { lastUserContains: 'zeta to evaluate' }, text: 'another candidate' },
