@@ -1,7 +1,7 @@
 // evalStep: one recorded step sent again with a declared change. The candidate goes to a log of its own (a
 // fork-like child of the source ending at the step's request, marked `eval`), through the same outbound gate,
 // limiter and pricing as a session's step; a retry finds a logged answer and sends nothing again.
-import { CancelledFailure, cancellationDetails, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import {
   buildRequest,
   buildSessionRequest,
@@ -10,6 +10,7 @@ import {
   foldRequestHeader,
   Session,
   type EventDraft,
+  type EventOf,
   type RequestHeader,
 } from '../core/index.js';
 import { deriveSentRequest } from '../audit/derive-sent-requests.js';
@@ -18,15 +19,22 @@ import type { ProviderProfile } from '../providers/provider-profiles.js';
 import type { SessionRuntime } from './session-runtime.js';
 import { applyEvalChange, invariantDigest } from '../eval/eval-change.js';
 import { runJudges, structuralJudge } from '../eval/eval-judge.js';
-import { answerFacts, candidateSentSeq, evalLogEvents, recordedStepAt, type RecordedStep } from '../eval/eval-log.js';
+import {
+  answerFacts,
+  candidateSentSeq,
+  evalLogEvents,
+  recordedStepAt,
+  turnFacts,
+  type RecordedStep,
+} from '../eval/eval-log.js';
 import { diffStep } from '../eval/step-diff.js';
 import { forkAnchor } from '../operations/session-transfer.js';
 import { priceFor, worstCaseCost } from '../providers/pricing.js';
 import { toWireBody } from '../providers/wire-body.js';
 import type { EvalStepInput, EvalStepOutcome } from '../shared/eval-contracts.js';
 import type { ActivityContext } from './activity-context.js';
-import { callModelAdmitted } from './admitted-model-call.js';
-import { stepCost } from './cost-cap.js';
+import { answerOpenStep } from './eval-send.js';
+import { continueTurn, DEFAULT_EVAL_MAX_STEPS } from './eval-continue.js';
 
 export const EVAL_PROVIDER_MISMATCH = 'EVAL_PROVIDER_MISMATCH';
 /** What an eval log's unrun tool calls are answered with: the evaluation stops after the step it sends. */
@@ -74,30 +82,40 @@ export async function evalStep(context: ActivityContext, input: EvalStepInput): 
     const stored = await storedEvalLog(context, input.target.evalSessionId);
     // The candidate's model on this worker's endpoint (a generic endpoint lists only the model it was started with).
     const sending: SessionRuntime = { ...runtime, profile: candidateProfile(runtime.profile, candidateHeader) };
-    let evalLog = stored;
-    let evalStepRecord = stored !== null ? candidateStep(stored) : null;
+    const continued = input.mode === 'continue';
+    // Done when its turn has ended: one answer (single step), or the whole rest of the turn (continue).
+    let evalLog: Session | null = stored;
     let fromLog = true;
-    if (evalStepRecord?.answer == null) {
+    if (evalLog === null || evalLog.state.openTurn !== null) {
       fromLog = false;
       // A request already recorded as sent passed the budget before (a retry after a crash): it goes again.
-      if (evalStepRecord === null && input.allowanceUsd !== undefined) {
+      if ((evalLog === null || candidateSentSeq(evalLog.events) === null) && input.allowanceUsd !== undefined) {
         const refusal = await budgetRefusal(sending, seeded, input.allowanceUsd);
         if (refusal !== null)
           return skipped(refusal.reason, refusal.needsUsd !== undefined ? { needsUsd: refusal.needsUsd } : {});
       }
-      const opened = stored ?? (await createEvalLog(context, input, source, seeded));
-      evalLog = await sendCandidate(context, sending, input, opened);
-      evalStepRecord = candidateStep(evalLog);
+      const opened = evalLog ?? (await createEvalLog(context, input, source, seeded));
+      evalLog = continued
+        ? await continueTurn(context, sending, opened, {
+            allowTools: input.allowTools ?? [],
+            maxSteps: input.maxSteps ?? DEFAULT_EVAL_MAX_STEPS,
+            ...(input.allowanceUsd !== undefined ? { allowanceUsd: input.allowanceUsd } : {}),
+          })
+        : await closeSingleStep(context, await answeredOnce(context, sending, opened));
     }
-    if (evalLog === null || evalStepRecord?.answer == null) {
-      throw new DhError(ErrorCode.LogStructure, `eval log "${target.evalSessionId}" holds no answer after sending`);
+    if (evalLog === null) throw new Error('unreachable: the eval log was written above');
+    const candidateSent = candidateSentSeq(evalLog.events);
+    const evalStepRecord = candidateSent !== null ? recordedStepAt(evalLog.events, candidateSent) : null;
+    if (candidateSent === null || evalStepRecord?.answer == null) {
+      // Only a continued turn refused by its budget before its first call ends without an answer.
+      return skipped(`the eval log "${target.evalSessionId}" ended without an answer (${lastTurnEnd(evalLog)})`);
     }
 
-    const sourceFacts = answerFacts(recorded);
-    const candidateFacts = answerFacts(evalStepRecord);
+    const sourceFacts = continued ? turnFacts(source.events, target.sentSeq) : answerFacts(recorded);
+    const candidateFacts = continued ? turnFacts(evalLog.events, candidateSent) : answerFacts(evalStepRecord);
     if (sourceFacts === null || candidateFacts === null) throw new Error('unreachable: both steps have answers');
     const diff = diffStep(sourceFacts, candidateFacts);
-    const candidateRequest = buildRequest(target.evalSessionId, evalLog.events.slice(0, evalStepRecord.sent.seq));
+    const candidateRequest = buildRequest(target.evalSessionId, evalLog.events.slice(0, candidateSent));
     const judges = await withHeartbeat(runtime.heartbeatMs, () =>
       runJudges([structuralJudge, ...(runtime.judges ?? [])], {
         sessionId: source.sessionId,
@@ -122,6 +140,7 @@ export async function evalStep(context: ActivityContext, input: EvalStepInput): 
       toolCallsEqual: diff.toolCallsEqual,
       finishReasonEqual: diff.finishReason.equal,
       judges,
+      ...(continued ? { steps: { source: stepsOf(sourceFacts), candidate: stepsOf(candidateFacts) } } : {}),
     };
   });
 }
@@ -195,66 +214,20 @@ async function budgetRefusal(
   };
 }
 
-/** The evaluated step of an eval log: its own `request/sent` after the seed, and the answer to it. */
-function candidateStep(session: Session): RecordedStep | null {
-  const seq = candidateSentSeq(session.events);
-  return seq === null ? null : recordedStepAt(session.events, seq);
+/** The evaluated step's answer: sent now unless an earlier attempt logged it. */
+async function answeredOnce(context: ActivityContext, runtime: SessionRuntime, session: Session): Promise<Session> {
+  return session.state.openStep?.assistantSeq != null ? session : await answerOpenStep(context, runtime, session);
 }
 
-/** Gate, `request/sent`, the call, and the answer with what closes the log (no tool runs). */
-async function sendCandidate(
-  context: ActivityContext,
-  runtime: SessionRuntime,
-  input: EvalStepInput,
-  opened: Session,
-): Promise<Session> {
-  const { cache, gate } = context;
-  const { turn, step } = input.target;
-  let session = opened;
-  // The request is what a fresh read of the stored eval log derives, or nothing is sent.
-  const request = await gate.verify(buildSessionRequest(session));
-  const wire = await toWireBody(request, runtime.profile);
-  const recordedSent = candidateStep(session)?.sent;
-  if (recordedSent === undefined) {
-    session = await cache.append(session, [
-      { type: 'request/sent', at: Date.now(), turn, step, digest: wire.digest, bytes: wire.bytes },
-    ]);
-  } else if (recordedSent.digest !== wire.digest) {
-    throw new DhError(
-      'WIRE_DIGEST_DRIFT',
-      `eval step ${turn}.${step} was recorded with wire digest ${recordedSent.digest}, now derives ${wire.digest}`,
-    );
-  }
-  const stepContext = { sessionId: session.sessionId, turn, step, events: session.events };
-  const result = await callModelAdmitted(runtime, {
-    request,
-    verified: wire,
-    fairKey: session.sessionId,
-    purpose: 'step',
-    context: stepContext,
-    onDelta: () => undefined,
-  });
-  const message = result.message;
-  if (message.interrupted || cancellationDetails()?.cancelRequested === true) {
-    throw new CancelledFailure('the eval step was cancelled while its answer streamed');
-  }
-  const { provider, model } = request.config;
-  const spent = stepCost(runtime.pricing ? priceFor(runtime.pricing, provider, model) : undefined, result.usage);
+/** Single step: the answer's tool calls are answered `skipped` (none runs) and the turn ends there. */
+async function closeSingleStep(context: ActivityContext, session: Session): Promise<Session> {
+  const open = session.state.openStep;
+  if (open === null || open.assistantSeq === null) return session;
+  const answer = session.events[open.assistantSeq] as EventOf<'assistant/message'>;
+  const { turn, step } = open;
   const at = Date.now();
-  const drafts: EventDraft[] = [
-    {
-      type: 'assistant/message',
-      at,
-      turn,
-      step,
-      content: message.content,
-      ...(message.reasoning !== undefined ? { reasoning: message.reasoning } : {}),
-      toolCalls: message.toolCalls,
-      finishReason: message.finishReason,
-      ...(result.usage ? { usage: result.usage } : {}),
-      ...(spent ? { cost: spent } : {}),
-    },
-    ...message.toolCalls.map((call): EventDraft => ({
+  return await context.cache.append(session, [
+    ...answer.toolCalls.map((call): EventDraft => ({
       type: 'tool/result',
       at,
       turn,
@@ -265,7 +238,7 @@ async function sendCandidate(
       status: 'skipped',
     })),
     { type: 'step/end', at, turn, step },
-    message.toolCalls.length === 0
+    answer.toolCalls.length === 0
       ? { type: 'turn/end', at, turn, reason: 'completed' }
       : {
           type: 'turn/end',
@@ -274,8 +247,20 @@ async function sendCandidate(
           reason: 'interrupted',
           error: { code: 'EVAL_SINGLE_STEP', message: 'an evaluation sends one step and runs none of its tool calls' },
         },
-  ];
-  return await cache.append(session, drafts);
+  ]);
+}
+
+/** The steps a turn's facts cover (turnFacts counts them; one answer is one step). */
+function stepsOf(facts: object): number {
+  return 'steps' in facts && typeof facts.steps === 'number' ? facts.steps : 1;
+}
+
+/** How the eval log's turn ended, in words (for a skipped outcome). */
+function lastTurnEnd(session: Session): string {
+  const end = session.state.lastTurnEnd;
+  return end === null
+    ? 'its turn is still open'
+    : `turn ${end.turn} ended ${end.reason}${end.error ? `: ${end.error.message}` : ''}`;
 }
 
 /**

@@ -113,12 +113,48 @@ function asDraft(event: SessionEvent): EventDraft {
   return draft;
 }
 
-/** The request an eval log sent (its last `request/sent`, the one after the seed), or null before it is sent. */
+/** The evaluated step's request in an eval log (its first `request/sent` after the seed), or null before it is sent. */
 export function candidateSentSeq(events: readonly SessionEvent[]): number | null {
   const start = events[0];
   const seedLength = start?.type === 'session/start' ? (start.parent?.seedLength ?? 0) : 0;
-  const sent = events.findLast((e) => e.type === 'request/sent');
-  return sent !== undefined && sent.seq > seedLength ? sent.seq : null;
+  const sent = events.find((e) => e.seq > seedLength && e.type === 'request/sent');
+  return sent !== undefined ? sent.seq : null;
+}
+
+/**
+ * A turn from the step whose request is at `sentSeq` to its end, as one answer: the last answer's text and finish
+ * reason, every tool call in order, usage and cost summed, latency from that request to the last answer. Null
+ * when no answer was logged. `steps` counts the answers.
+ */
+export function turnFacts(events: readonly SessionEvent[], sentSeq: number): (AnswerFacts & { steps: number }) | null {
+  const { sent } = recordedStepAt(events, sentSeq);
+  const answers: EventOf<'assistant/message'>[] = [];
+  for (let i = sentSeq + 1; i < events.length; i++) {
+    const event = events[i];
+    if (event === undefined || (event.type === 'turn/end' && event.turn === sent.turn)) break;
+    if (event.type === 'assistant/message' && event.turn === sent.turn) answers.push(event);
+  }
+  const last = answers.at(-1);
+  if (last === undefined) return null;
+  const usages = answers.flatMap((a) => (a.usage ? [a.usage] : []));
+  const costs = answers.flatMap((a) => (a.cost ? [a.cost.usd] : []));
+  return {
+    content: last.content,
+    toolCalls: answers.flatMap((a) => a.toolCalls),
+    finishReason: last.finishReason,
+    usage:
+      usages.length === 0
+        ? null
+        : usages.reduce((sum, u) => ({
+            inputUncached: sum.inputUncached + u.inputUncached,
+            cacheRead: sum.cacheRead + u.cacheRead,
+            output: sum.output + u.output,
+            reasoning: sum.reasoning + u.reasoning,
+          })),
+    costUsd: costs.length === 0 ? null : costs.reduce((a, b) => a + b, 0),
+    latencyMs: Math.max(0, last.at - sent.at),
+    steps: answers.length,
+  };
 }
 
 /** What a logged step's answer amounts to; latency is from its `request/sent` to its `assistant/message`. */

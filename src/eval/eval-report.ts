@@ -1,9 +1,9 @@
 // An eval run's report, re-derived from the logs: for each answered step, the recorded and the candidate
 // answer as their logs hold them and the diff between them; per run, the totals and each judge's mean.
 import type { SessionEvent } from '../core/events.js';
-import type { EvalChange, EvalRunResult, EvalStepOutcome } from '../shared/eval-contracts.js';
+import type { EvalChange, EvalMode, EvalRunResult, EvalStepOutcome } from '../shared/eval-contracts.js';
 import { describeEvalChange } from './eval-change.js';
-import { answerFacts, candidateSentSeq, recordedStepAt } from './eval-log.js';
+import { answerFacts, candidateSentSeq, recordedStepAt, turnFacts } from './eval-log.js';
 import { diffStep, diffTotals, type AnswerFacts, type DiffTotals, type StepDiff } from './step-diff.js';
 
 export interface EvalStepReport {
@@ -24,6 +24,7 @@ export interface JudgeSummary {
 
 export interface EvalReport {
   readonly runId: string;
+  readonly mode: EvalMode;
   readonly change: EvalChange;
   readonly changeText: string;
   readonly budgetUsd: number | null;
@@ -57,10 +58,13 @@ export async function buildEvalReport(result: EvalRunResult, read: LogReader): P
       continue;
     }
     const { target } = outcome;
-    const source = answerFacts(recordedStepAt(await readSource(target.sourceSessionId), target.sentSeq));
+    // A continued run compares whole turns from the evaluated step; a single-step run, the one answer.
+    const facts = (events: readonly SessionEvent[], seq: number) =>
+      result.mode === 'continue' ? turnFacts(events, seq) : answerFacts(recordedStepAt(events, seq));
+    const source = facts(await readSource(target.sourceSessionId), target.sentSeq);
     const evalEvents = await read(target.evalSessionId);
     const sent = candidateSentSeq(evalEvents);
-    const candidate = sent !== null ? answerFacts(recordedStepAt(evalEvents, sent)) : null;
+    const candidate = sent !== null ? facts(evalEvents, sent) : null;
     steps.push({
       outcome,
       source,
@@ -72,6 +76,7 @@ export async function buildEvalReport(result: EvalRunResult, read: LogReader): P
   const count = (status: EvalStepOutcome['status']) => result.outcomes.filter((o) => o.status === status).length;
   return {
     runId: result.runId,
+    mode: result.mode ?? 'single-step',
     change: result.change,
     changeText: describeEvalChange(result.change),
     budgetUsd: result.budgetUsd,

@@ -53,6 +53,9 @@ export type EvalTarget = z.infer<typeof EvalTarget>;
 /** At most this many steps in one run: its result (one summary per step) must fit one Temporal payload. */
 export const MAX_EVAL_STEPS = 5000;
 
+export const EvalMode = z.enum(['single-step', 'continue']);
+export type EvalMode = z.infer<typeof EvalMode>;
+
 export const EvalRunInput = z.strictObject({
   runId: z.string().min(1).max(60),
   change: EvalChange,
@@ -63,6 +66,12 @@ export const EvalRunInput = z.strictObject({
   budgetUsd: z.number().positive().optional(),
   /** When the run was asked for (epoch ms): the eval logs' `session/start` time. */
   at: z.number().int().nonnegative(),
+  /** `single-step` (absent): each step once, no tool runs; `continue`: the rest of the turn, with tools. */
+  mode: EvalMode.optional(),
+  /** `continue`: tools that run although not idempotent, MCP tools (`mcp__<server>` for all of one) and subagents. */
+  allowTools: z.array(z.string().min(1).max(200)).max(100).optional(),
+  /** `continue`: the most steps a continued turn takes (from the evaluated one); 20 when absent. */
+  maxSteps: z.number().int().min(1).max(200).optional(),
 });
 export type EvalRunInput = z.infer<typeof EvalRunInput>;
 
@@ -73,6 +82,9 @@ export interface EvalStepInput {
   /** The most this step may cost (USD); absent: no budget. The step is not sent when its worst case is more. */
   readonly allowanceUsd?: number;
   readonly at: number;
+  readonly mode?: EvalMode;
+  readonly allowTools?: readonly string[];
+  readonly maxSteps?: number;
 }
 
 /** One judge's verdict on a step; a judge's failure is recorded (score null), never a failed step. */
@@ -107,6 +119,8 @@ export interface EvalStepOutcome {
   readonly toolCallsEqual?: boolean;
   readonly finishReasonEqual?: boolean;
   readonly judges?: readonly JudgeOutcome[];
+  /** `continue`: the steps the recorded turn took from the evaluated one, and the steps the candidate took. */
+  readonly steps?: { readonly source: number; readonly candidate: number };
 }
 
 export interface EvalProgress {
@@ -125,6 +139,8 @@ export interface EvalRunResult {
   readonly budgetUsd: number | null;
   readonly spentUsd: number;
   readonly outcomes: readonly EvalStepOutcome[];
+  /** Absent in runs recorded before `continue` existed: single-step. */
+  readonly mode?: EvalMode;
 }
 
 /** The eval workflow's id for a run. */

@@ -54,6 +54,9 @@ export async function evalRun(input: EvalRunInput): Promise<EvalRunResult> {
         change: input.change,
         at: input.at,
         ...(allowanceUsd !== undefined ? { allowanceUsd } : {}),
+        ...(input.mode !== undefined ? { mode: input.mode } : {}),
+        ...(input.allowTools !== undefined ? { allowTools: input.allowTools } : {}),
+        ...(input.maxSteps !== undefined ? { maxSteps: input.maxSteps } : {}),
       });
     } catch (error) {
       if (isCancellation(error)) throw error;
@@ -99,6 +102,7 @@ export async function evalRun(input: EvalRunInput): Promise<EvalRunResult> {
     change: input.change,
     budgetUsd: budgetUsd ?? null,
     spentUsd: spent,
+    ...(input.mode !== undefined ? { mode: input.mode } : {}),
     outcomes: outcomes.map(
       (outcome, index) =>
         outcome ?? { target: targets[index] as EvalRunInput['targets'][number], status: 'skipped', reason: 'not run' },

@@ -132,6 +132,10 @@ describe('dh eval on a real worker', () => {
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain('the change is empty');
 
+    const stray = await runDh(['eval', ids[0] ?? '', '--model', NEW, '--allow-tool', 'shell'], env);
+    expect(stray.code).toBe(2);
+    expect(stray.stderr).toContain('--allow-tool and --max-steps go with --continue');
+
     const file = join(home.home, 'change.json');
     writeFileSync(file, '{\n  "model": "x",\n  "temperature": 0.2,,\n}\n');
     const broken = await runDh(['eval', ids[0] ?? '', '--header-change', file], env);

@@ -3,6 +3,7 @@
 import { inject } from 'vitest';
 import type { SessionRuntime } from '../../src/activities/session-runtime.js';
 import type { EvalJudge } from '../../src/eval/eval-judge.js';
+import type { ToolDefinition } from '../../src/plugins/contracts.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import type { Script } from '../../src/scripted-provider/script.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
@@ -22,6 +23,8 @@ export async function startEvalWorker(options: {
   readonly store: SessionStore;
   readonly script: Script;
   readonly judges?: readonly EvalJudge[];
+  /** The tools a continued turn may run (none when absent). */
+  readonly tools?: readonly ToolDefinition[];
   readonly fleet?: Partial<Pick<SessionRuntime, 'pricing' | 'limiter'>>;
 }): Promise<EvalWorker> {
   const provider = await startScriptedProvider({
@@ -29,6 +32,7 @@ export async function startEvalWorker(options: {
   });
   const profile = scriptedProfile(provider.url);
   const taskQueue = `eval-${process.pid}-${++counter}-${Date.now()}`;
+  const tools = new Map((options.tools ?? []).map((t) => [t.schema.name, t]));
   try {
     const worker = await createSessionWorker({
       address: inject('temporalAddress'),
@@ -39,11 +43,8 @@ export async function startEvalWorker(options: {
         store: options.store,
         profile,
         apiKey: 'sk-test-not-a-real-key',
-        tools: new Map(),
-        composeHeader: defaultHeaderComposer({
-          config: { provider: profile.name, model: SCENARIO_MODEL },
-          tools: new Map(),
-        }),
+        tools,
+        composeHeader: defaultHeaderComposer({ config: { provider: profile.name, model: SCENARIO_MODEL }, tools }),
         idleTimeoutMs: 5_000,
         heartbeatMs: 500,
         ...(options.judges !== undefined ? { judges: options.judges } : {}),

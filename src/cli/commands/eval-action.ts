@@ -34,6 +34,10 @@ export const evalCommand = cliAction(async (sessions: string[], options: EvalOpt
     throw usageError('name the sessions to evaluate, or choose them with --query or --since');
   }
   const since = options.since !== undefined ? parseAge(options.since) : undefined;
+  if (!options.continue && (options.allowTool.length > 0 || options.maxSteps !== undefined)) {
+    throw usageError('--allow-tool and --max-steps go with --continue');
+  }
+  const at = options.at ?? (options.continue ? 'turn' : 'step');
   const runId = options.runId ?? newRunId();
   if (!/^[A-Za-z0-9._-]{1,60}$/.test(runId)) throw usageError('--run-id uses 1-60 of [A-Za-z0-9._-]');
   const ctx = await openCliContext();
@@ -43,7 +47,7 @@ export const evalCommand = cliAction(async (sessions: string[], options: EvalOpt
       ...(since !== undefined ? { sinceMs: since } : {}),
     });
     if (chosen.length === 0) throw new DhError('EVAL_NOTHING', 'no session matches: nothing to evaluate');
-    const plan = await planEvalTargets((id) => ctx.store.read(id), chosen, { runId, at: options.at });
+    const plan = await planEvalTargets((id) => ctx.store.read(id), chosen, { runId, at });
     if (plan.targets.length === 0) {
       throw new DhError(
         'EVAL_NOTHING',
@@ -63,6 +67,13 @@ export const evalCommand = cliAction(async (sessions: string[], options: EvalOpt
       concurrency: options.concurrency,
       ...(options.budget !== undefined ? { budgetUsd: options.budget } : {}),
       at: Date.now(),
+      ...(options.continue
+        ? {
+            mode: 'continue' as const,
+            ...(options.allowTool.length > 0 ? { allowTools: options.allowTool } : {}),
+            ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+          }
+        : {}),
     };
     const handle = await ctx.client.workflow.start<typeof evalRun>('evalRun', {
       taskQueue,

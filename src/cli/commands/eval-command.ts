@@ -24,7 +24,19 @@ export function registerEvalCommand(program: Command): void {
       '--header-change <file>',
       'a JSON or YAML change: model, provider, temperature, topP, maxTokens, system, tools, addTools, removeTools',
     )
-    .option('--at <granularity>', "every step, or each turn's first step: step | turn", parseAt, 'step')
+    .option(
+      '--at <granularity>',
+      "every step, or each turn's first step: step | turn (default: step; turn with --continue)",
+      parseAt,
+    )
+    .option('--continue', 'run the rest of each turn on the candidate, its tools in a throw-away copy of the workspace')
+    .option(
+      '--allow-tool <name>',
+      'with --continue: also run this tool although not idempotent (or an MCP tool, `mcp__<server>` for all of one); repeatable',
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
+    .option('--max-steps <n>', 'with --continue: the most steps a continued turn takes (default 20)', parsePositive)
     .option('--concurrency <n>', 'steps in flight at once', parsePositive, 4)
     .option('--budget <usd>', "what the run may spend, by the worker's pricing table (never exceeded)", parseNumber)
     .option(

@@ -7,7 +7,10 @@ export interface EvalOptions {
   readonly temperature?: number;
   readonly system?: string;
   readonly headerChange?: string;
-  readonly at: 'step' | 'turn';
+  readonly at?: 'step' | 'turn';
+  readonly continue?: boolean;
+  readonly allowTool: string[];
+  readonly maxSteps?: number;
   readonly concurrency: number;
   readonly budget?: number;
   readonly taskQueue?: string;

@@ -7,7 +7,7 @@ export function renderEvalReport(report: EvalReport): string {
   const lines: string[] = [];
   const { counts } = report;
   lines.push(
-    `eval ${report.runId}: ${report.changeText}`,
+    `eval ${report.runId}: ${report.changeText}${report.mode === 'continue' ? ' (continued turns: each compared from the evaluated step to the end of its turn)' : ''}`,
     `${counts.steps} steps: ${counts.answered} answered, ${counts.skipped} skipped, ${counts.failed} failed; ` +
       `spent $${usd(report.spentUsd)}${report.budgetUsd !== null ? ` of $${report.budgetUsd}` : ''}`,
     report.beyondTheChange === 0
@@ -22,6 +22,7 @@ export function renderEvalReport(report: EvalReport): string {
       [
         'SESSION',
         'STEP',
+        ...(report.mode === 'continue' ? ['STEPS'] : []),
         'TEXT',
         'TOOL CALLS',
         'FINISH',
@@ -31,7 +32,7 @@ export function renderEvalReport(report: EvalReport): string {
         'LATENCY ms',
         ...judges.map((j) => j.toUpperCase()),
       ],
-      ...answered.map((s) => stepRow(s, judges)),
+      ...answered.map((s) => stepRow(s, judges, report.mode === 'continue')),
     ];
     lines.push(...table(rows), '');
   }
@@ -67,7 +68,7 @@ export function renderEvalReport(report: EvalReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-function stepRow(s: EvalStepReport, judges: readonly string[]): string[] {
+function stepRow(s: EvalStepReport, judges: readonly string[], continued: boolean): string[] {
   const d = s.diff;
   if (d === null) return [];
   const { target } = s.outcome;
@@ -83,6 +84,7 @@ function stepRow(s: EvalStepReport, judges: readonly string[]): string[] {
   return [
     target.sourceSessionId,
     `${target.turn}.${target.step}`,
+    ...(continued ? [s.outcome.steps ? `${s.outcome.steps.source}→${s.outcome.steps.candidate}` : '-'] : []),
     d.textEqual ? 'equal' : fixed(d.textSimilarity),
     calls,
     d.finishReason.equal
