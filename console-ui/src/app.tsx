@@ -3,10 +3,13 @@ import { useState } from 'preact/hooks';
 import { readToken, saveToken } from './token-store.js';
 import { SessionListView } from './session-list.js';
 import { SessionView } from './session-view.js';
+import { EvalView } from './eval-view.js';
 
 export function App() {
   const [token, setToken] = useState(readToken);
   const [selected, setSelected] = useState<string | null>(null);
+  const [evalRun, setEvalRun] = useState<string | null>(null);
+  const [evalInput, setEvalInput] = useState('');
   return (
     <main>
       <header class="top">
@@ -26,7 +29,20 @@ export function App() {
             />
           </label>
         </form>
+        <form
+          aria-label="Open an eval run"
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (evalInput.trim() !== '') setEvalRun(evalInput.trim());
+          }}
+        >
+          <label>
+            Eval run <input value={evalInput} onInput={(e) => setEvalInput(e.currentTarget.value)} />
+          </label>{' '}
+          <button type="submit">Show eval</button>
+        </form>
       </header>
+      {evalRun !== null && <EvalView key={evalRun} runId={evalRun} onClose={() => setEvalRun(null)} />}
       <div class="layout">
         <SessionListView selected={selected} onSelect={setSelected} />
         {selected !== null && <SessionView key={selected} sessionId={selected} onSelect={setSelected} />}

@@ -3,6 +3,8 @@
 // the OpenAPI document describes the same shapes. Types only, plus the route paths.
 import type { MessageOrigin, SessionEvent, Usage, UserContent } from '../core/index.js';
 import type { SessionStateView } from '../shared/session-messages.js';
+import type { EvalReport } from '../eval/eval-report.js';
+import type { EvalProgress } from '../shared/eval-contracts.js';
 
 /** Every route, relative to the server's origin. `:id` is a session id; `:turn`/`:step` are numbers. */
 export const CONSOLE_ROUTES = {
@@ -18,6 +20,7 @@ export const CONSOLE_ROUTES = {
   approve: '/api/sessions/:id/approvals/:callId',
   compact: '/api/sessions/:id/compact',
   fork: '/api/sessions/:id/fork',
+  evalRun: '/api/evals/:runId',
 } as const;
 
 /** An error, as every route answers one: a stable code and a message that says what is wrong. */
@@ -211,3 +214,15 @@ export type LiveMessage =
       readonly label: string;
     }
   | { readonly type: 'status'; readonly state: SessionStateView | null };
+
+/**
+ * GET /api/evals/:runId — a `dh eval` run: its workflow's status, its progress while it runs, and once it has
+ * completed the report re-derived from the logs (both answers of every step, their diff, totals, judges).
+ */
+export interface EvalRunView {
+  readonly runId: string;
+  /** The eval workflow's status: `RUNNING`, `COMPLETED`, `FAILED`, `TERMINATED`, … */
+  readonly status: string;
+  readonly progress: EvalProgress | null;
+  readonly report: EvalReport | null;
+}

@@ -30,6 +30,7 @@ import { listSessions, OverviewMemo } from './session-list.js';
 import { sessionTimeline } from './session-timeline.js';
 import { staticFile } from './static-files.js';
 import { stepRequest } from './step-request.js';
+import { evalRunView } from './eval-run-view.js';
 
 export interface ConsoleDeps {
   readonly store: SessionStore;
@@ -196,6 +197,14 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
     const warning = await workerWarning(reachable(sessions), forkId);
     const created: ForkResponse = { sessionId: forkId, ...(warning !== null ? { warning } : {}) };
     return c.json(created, 201);
+  });
+
+  app.get(CONSOLE_ROUTES.evalRun, async (c) => {
+    const runId = c.req.param('runId');
+    if (!/^[A-Za-z0-9._-]{1,60}$/.test(runId)) {
+      return c.json(apiError(ConsoleErrorCode.BadRequest, 'an eval run id is 1-60 of [A-Za-z0-9._-]'), 400);
+    }
+    return c.json(await evalRunView(sessions, store, runId));
   });
 
   app.all('/api/*', (c) => c.json(apiError(ConsoleErrorCode.NotFound, `no route ${c.req.method} ${c.req.path}`), 404));

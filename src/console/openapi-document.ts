@@ -125,6 +125,13 @@ export function openApiDocument(): Schema {
     [toPath(CONSOLE_ROUTES.interrupt)]: action('Interrupt the running step', 'InterruptRequest', accepted),
     [toPath(CONSOLE_ROUTES.compact)]: action('Compact at the next boundary', 'CompactRequest', accepted),
     [toPath(CONSOLE_ROUTES.fork)]: action('Fork the session at a seq', 'ForkRequest', ref('ForkResponse'), '201'),
+    [toPath(CONSOLE_ROUTES.evalRun)]: {
+      get: {
+        summary: 'A dh eval run: its status, its progress while it runs, its report once it completed',
+        parameters: [{ name: 'runId', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { '200': json(OBJECT, 'EvalRunView'), ...errors(400, 401, 403, 404, 503) },
+      },
+    },
   };
   const approve = action('Approve or deny a tool call waiting for approval', 'ApprovalRequest', accepted);
   const approvePost = approve.post as Schema;

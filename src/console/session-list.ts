@@ -5,6 +5,7 @@ import { sessionsWorkflowFacts } from '../client/session-workflow-facts.js';
 import { sessionOverview, type SessionOverview } from '../operations/session-overview.js';
 import { sessionTree } from '../operations/session-tree.js';
 import { delegationsOf } from '../stores/delegated-sessions.js';
+import { listWithoutEvals } from '../operations/list-without-evals.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { SessionList, SessionListItem } from './console-api.js';
 
@@ -41,7 +42,8 @@ export async function listSessions(
   options: { readonly limit: number; readonly status?: string },
   memo: OverviewMemo = new OverviewMemo(),
 ): Promise<SessionList> {
-  const summaries = await store.list({ limit: options.limit });
+  // Eval logs are `dh eval`'s candidates, one per evaluated step: their run's page shows them.
+  const summaries = await listWithoutEvals(store, { limit: options.limit });
   const ids = summaries.map((s) => s.sessionId);
   const [delegations, statuses] = await Promise.all([
     delegationsOf(store, ids),

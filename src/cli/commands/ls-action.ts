@@ -12,8 +12,7 @@ import { cliAction } from '../cli-action.js';
 import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
 import { sessionTree } from '../../operations/session-tree.js';
 import { listCursorOf, parseListCursor } from '../../stores/list-order.js';
-import type { ListCursor, SessionStore } from '../../stores/session-store.js';
-import { EVAL_SESSION_PREFIX } from '../../eval/eval-log.js';
+import { listWithoutEvals } from '../../operations/list-without-evals.js';
 
 export interface SessionListing extends SessionSummary {
   /** `running` / `idle` (from the session's search attribute when set), `closed`, `failed`, ..., or `-` when Temporal is not reachable. */
@@ -42,7 +41,10 @@ export const lsCommand = cliAction(
     let sessions: SessionSummary[];
     let delegations: Awaited<ReturnType<typeof delegationsOf>>;
     try {
-      sessions = await listSessions(store, limit, after, options.evals === true);
+      sessions =
+        options.evals === true
+          ? await store.list({ limit, ...(after !== undefined ? { after } : {}) })
+          : await listWithoutEvals(store, { limit, ...(after !== undefined ? { after } : {}) });
       delegations = await delegationsOf(
         store,
         sessions.map((s) => s.sessionId),
@@ -159,31 +161,5 @@ async function workflowStatuses(
     );
   } finally {
     await connection.close();
-  }
-}
-
-/**
- * A page of `limit` sessions in store order; eval logs (`dh eval`'s candidates, one per evaluated step) are
- * left out unless asked for, reading on past them so a page is still full when more sessions follow.
- */
-async function listSessions(
-  store: SessionStore,
-  limit: number,
-  after: ListCursor | undefined,
-  withEvals: boolean,
-): Promise<SessionSummary[]> {
-  if (withEvals) return await store.list({ limit, ...(after !== undefined ? { after } : {}) });
-  const kept: SessionSummary[] = [];
-  let cursor = after;
-  for (;;) {
-    const page = await store.list({ limit, ...(cursor !== undefined ? { after: cursor } : {}) });
-    for (const session of page) {
-      if (session.sessionId.startsWith(EVAL_SESSION_PREFIX)) continue;
-      kept.push(session);
-      if (kept.length === limit) return kept;
-    }
-    const last = page.at(-1);
-    if (page.length < limit || last === undefined) return kept;
-    cursor = { createdAt: last.createdAt, sessionId: last.sessionId };
   }
 }
