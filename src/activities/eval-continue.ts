@@ -6,7 +6,7 @@ import { cp, mkdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
-import type { Session} from '../core/index.js';
+import type { Session } from '../core/index.js';
 import { TOOL_OUTCOME_UNKNOWN, buildSessionRequest, type EventDraft, type EventOf } from '../core/index.js';
 import { modelEntry } from '../config/worker-profile.js';
 import { MCP_TOOL_PREFIX, toolNameMatches } from '../mcp/mcp-tool-name.js';

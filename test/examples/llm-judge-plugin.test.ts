@@ -2,7 +2,6 @@
 // model's JSON, and a model that answers anything else is the judge's error, recorded by runJudges as data.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { llmJudgePlugin } from '../../examples/plugins/llm-judge-plugin.js';
-import type { BuiltRequest } from '../../src/core/index.js';
 import { runJudges, type EvalJudge, type JudgeInput } from '../../src/eval/eval-judge.js';
 import { diffStep, type AnswerFacts } from '../../src/eval/step-diff.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
@@ -28,7 +27,7 @@ const input: JudgeInput = {
     config: { provider: 'p', model: 'm' },
     tools: [],
     messages: [{ role: 'user', content: 'Is the build green?' }],
-  } as BuiltRequest,
+  },
   source,
   candidate,
   diff: diffStep(source, candidate),
