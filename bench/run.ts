@@ -19,6 +19,7 @@ import { workerStartBench } from './worker-start.bench.js';
 import { clusterBench } from './cluster.bench.js';
 import { ackBench } from './ack.bench.js';
 import { fleetBench } from './fleet.bench.js';
+import { evalBench } from './eval.bench.js';
 
 const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   append: storeAppendBench,
@@ -37,6 +38,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   cluster: () => clusterBench(),
   ack: () => ackBench(),
   fleet: () => fleetBench(),
+  eval: () => evalBench(),
 };
 
 const onlyIndex = process.argv.indexOf('--only');

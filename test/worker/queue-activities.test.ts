@@ -1,5 +1,6 @@
 // Which activities each of a session worker's four workers registers: each queue's own set
-// (src/shared/activity-queues.ts), and on the session queue also the two that older runs still schedule there.
+// (src/shared/activity-queues.ts, and the eval step on the model queues), and on the session queue also the two
+// that older runs still schedule there.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,8 +44,9 @@ describe('session worker registrations', () => {
       );
       expect(registered).toEqual({
         [taskQueue]: ['appendInbox', 'closeStep', 'closeTurn', 'modelStep', 'openSession', 'toolStep'],
-        [`${taskQueue}-model`]: ['compact', 'modelStep'],
-        [`${taskQueue}-model-host-h1`]: ['compact', 'modelStep'],
+        // A `dh eval` run's steps are model calls too: they take the model queue's slots.
+        [`${taskQueue}-model`]: ['compact', 'evalStep', 'modelStep'],
+        [`${taskQueue}-model-host-h1`]: ['compact', 'evalStep', 'modelStep'],
         [`${taskQueue}-host-h1`]: ['toolStep'],
       });
     } finally {
