@@ -50,8 +50,11 @@ export const EvalTarget = z.strictObject({
 });
 export type EvalTarget = z.infer<typeof EvalTarget>;
 
-/** At most this many steps in one run: its result (one summary per step) must fit one Temporal payload. */
-export const MAX_EVAL_STEPS = 5000;
+/**
+ * At most this many steps in one run: its result (one summary per step, about 0.75 KB, more with judges' reasons
+ * of up to 500 characters each) must fit one Temporal payload (2 MB by default), with room to spare.
+ */
+export const MAX_EVAL_STEPS = 1000;
 
 export const EvalMode = z.enum(['single-step', 'continue']);
 export type EvalMode = z.infer<typeof EvalMode>;
