@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { auditSession } from '../../src/audit/audit-session.js';
 import { Session, type SessionEvent } from '../../src/core/index.js';
 import { buildEvalReport } from '../../src/eval/eval-report.js';
@@ -14,7 +14,9 @@ import type { ToolDefinition } from '../../src/plugins/contracts.js';
 import { evalWorkflowId, type EvalRunInput, type EvalRunResult } from '../../src/shared/eval-contracts.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
 import { startEvalWorker } from '../helpers/eval-worker.js';
-import { startHarness, TEST_MODEL_2, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
+import { startChildWorker, type WorkerProcessConfig } from '../helpers/child-worker.js';
+import { startScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
+import { startHarness, TEST_MODEL, TEST_MODEL_2, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { echoTool, sleepTool } from '../helpers/test-tools.js';
 
 const ids = ['cont-0', 'cont-1', 'cont-2'];
@@ -171,6 +173,74 @@ describe('dh eval --continue', () => {
       });
     } finally {
       await worker.stop();
+    }
+  }, 120_000);
+
+  it('resumes a continued turn after its worker is killed mid-tool, and never runs that call again', async () => {
+    const provider = await startScriptedProvider({
+      script: {
+        models: [TEST_MODEL, TEST_MODEL_2],
+        mode: 'match',
+        replies: [
+          { match: { lastUserContains: task(2) }, toolCalls: [{ id: 'k-2', name: 'sleep', arguments: { ms: 4000 } }] },
+          { match: { lastUserContains: task(2) }, text: 'after the kill' },
+        ],
+      },
+    });
+    const runLog = join(dir, 'killed-sleep-runs.log');
+    const config: WorkerProcessConfig = {
+      address: inject('temporalAddress'),
+      namespace: inject('temporalNamespace'),
+      taskQueue: `eval-continue-kill-${process.pid}-${Date.now()}`,
+      workflowBundlePath: inject('workflowBundlePath'),
+      storePath: h.storePath,
+      providerBaseURL: provider.url,
+      runLog,
+      idleTimeoutMs: 5_000,
+    };
+    let child = await startChildWorker(config);
+    try {
+      const { targets } = await planEvalTargets((id) => h.store.read(id), ['cont-2'], {
+        runId: 'continued-killed',
+        at: 'turn',
+      });
+      const handle = await h.client.workflow.start('evalRun', {
+        taskQueue: config.taskQueue,
+        workflowId: evalWorkflowId('continued-killed'),
+        args: [
+          {
+            runId: 'continued-killed',
+            change: { model: TEST_MODEL_2, addTools: [sleepSchema] },
+            targets,
+            concurrency: 1,
+            at: Date.now(),
+            mode: 'continue',
+            allowTools: ['sleep'],
+          } satisfies EvalRunInput,
+        ],
+      });
+      // The non-idempotent sleep has started: kill the worker while it runs.
+      const deadline = Date.now() + 60_000;
+      while (!(existsSync(runLog) && readFileSync(runLog, 'utf8').includes('k-2')) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      child.kill('SIGKILL');
+      await child.exited;
+      child = await startChildWorker(config);
+      const result = (await handle.result()) as EvalRunResult;
+      expect(result.outcomes.map((o) => o.status)).toEqual(['answered']);
+      expect(result.outcomes[0]?.steps).toEqual({ source: 2, candidate: 2 });
+      // It ran once; its outcome is unknown, as a session would say, and the turn went on.
+      expect(readFileSync(runLog, 'utf8').trim()).toBe('k-2');
+      const events = await h.store.read(result.outcomes[0]?.target.evalSessionId ?? '');
+      expect(events.findLast((e) => e.type === 'tool/result')).toMatchObject({ callId: 'k-2', status: 'interrupted' });
+      expect(events.findLast((e) => e.type === 'assistant/message')).toMatchObject({ content: 'after the kill' });
+      expect(
+        (await auditSession({ store: h.store, sessionId: result.outcomes[0]?.target.evalSessionId ?? '' })).failures,
+      ).toEqual([]);
+    } finally {
+      await child.stop();
+      await provider.close();
     }
   }, 120_000);
 });
