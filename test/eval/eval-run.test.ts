@@ -27,6 +27,8 @@ import { startChildWorker, type WorkerProcessConfig } from '../helpers/child-wor
 import { startScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { startHarness, TEST_MODEL, TEST_MODEL_2, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { temporal } from '../helpers/temporal-cli.js';
+import { FleetLimiter } from '../../src/limiter/fleet-limiter.js';
+import { SqliteLimiterStore } from '../../src/limiter/sqlite-limiter-store.js';
 import { echoTool } from '../helpers/test-tools.js';
 
 const SESSIONS = 20;
@@ -366,4 +368,40 @@ describe('dh eval over recorded sessions', () => {
       await provider.close();
     }
   }, 180_000);
+
+  it("waits for the fleet limiter like a session's step: 4 lanes, 1 call in flight across the fleet", async () => {
+    const limiter = new FleetLimiter({
+      store: SqliteLimiterStore.open(join(h.dir, 'eval.limits.db')),
+      bucket: 'scripted:eval',
+      quota: { maxConcurrent: 1 },
+      pollMs: 20,
+    });
+    const worker = await startEvalWorker({
+      store: h.store,
+      script: { replies: [], default: { text: 'one at a time', delayMs: 150 } },
+      fleet: { limiter },
+    });
+    try {
+      const result = await runEval(h, worker, {
+        runId: 'limited',
+        change: { model: TEST_MODEL_2 },
+        concurrency: 4,
+        at: 'turn',
+        sessions: ids.slice(0, 6),
+      });
+      expect(result.outcomes.map((o) => o.status)).toEqual(ids.slice(0, 6).map(() => 'answered'));
+      // Each call reached the provider only after the one before it had answered (150 ms later).
+      const arrivals = worker.provider
+        .requests()
+        .filter((r) => r.path.endsWith('/chat/completions'))
+        .map((r) => r.receivedAt)
+        .sort((a, b) => a - b);
+      expect(arrivals).toHaveLength(6);
+      const gaps = arrivals.slice(1).map((at, i) => at - (arrivals[i] ?? 0));
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(140);
+    } finally {
+      await worker.stop();
+      await limiter.close();
+    }
+  }, 120_000);
 });
