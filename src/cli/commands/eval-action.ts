@@ -80,9 +80,16 @@ export const evalCommand = cliAction(async (sessions: string[], options: EvalOpt
       workflowId: evalWorkflowId(runId),
       args: [input],
     });
+    // Named sessions were checked above; one a visibility query found may have its log in another store.
+    const missing = plan.sessions.filter((s) => s.missing).map((s) => s.sessionId);
+    if (missing.length > 0) {
+      writeErr(
+        `dh: left out ${missing.length} session(s) Temporal lists but this store holds no log of: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`,
+      );
+    }
     const skippedEvals = plan.sessions.filter((s) => s.isEval).length;
     writeErr(
-      `dh: eval ${runId}: ${plan.targets.length} steps of ${chosen.length - skippedEvals} session(s), change: ${describeEvalChange(change)}` +
+      `dh: eval ${runId}: ${plan.targets.length} steps of ${chosen.length - skippedEvals - missing.length} session(s), change: ${describeEvalChange(change)}` +
         `${skippedEvals > 0 ? ` (${skippedEvals} eval log(s) left out)` : ''}; workflow ${handle.workflowId} on task queue ${taskQueue}`,
     );
     if (options.detach) {
