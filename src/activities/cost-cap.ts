@@ -35,29 +35,56 @@ export function costVerdict(
   const capName =
     sessionCap !== undefined ? `the session cost cap ($${sessionCap})` : `the tenant cost cap ($${tenantCapUsd})`;
   const refuse = (message: string): CostVerdict => ({ price, refusal: { code: COST_CAP_EXCEEDED, message } });
-  if (!price) {
+  const bound = worstCaseOf(runtime, session, request, wireBytes);
+  if ('problem' in bound) {
     return refuse(
-      `${capName} is set but "${provider}/${model}" has no price: add it to DH_PRICING, ` +
-        'or nothing can be sent under the cap',
+      bound.problem === 'no-price'
+        ? `${capName} is set but "${provider}/${model}" has no price: add it to DH_PRICING, ` +
+            'or nothing can be sent under the cap'
+        : `${capName} is set but the call has no output limit: set DH_MAX_TOKENS`,
     );
   }
-  const maxOutput =
-    request.config.maxTokens ??
-    modelEntry(runtime.profile, model)?.maxOutputTokens ??
-    session.requestHeader()?.contextWindow;
-  if (maxOutput === undefined) {
-    return refuse(`${capName} is set but the call has no output limit: set DH_MAX_TOKENS`);
-  }
-  const promptTokens = promptTokensAtMost(session, wireBytes);
-  const worst = worstCaseCost({ promptTokens, maxOutputTokens: maxOutput }, price);
+  const { promptTokens, maxOutput, worstUsd: worst } = bound;
   const estimate = `this call may cost up to $${usd(worst)} (${promptTokens} prompt tokens at most + ${maxOutput} output tokens, "${provider}/${model}")`;
   if (sessionCap !== undefined) {
-    const spent = sessionSpentUsd(session, price);
+    const spent = sessionSpentUsd(session, bound.price);
     if (spent + worst > sessionCap) {
       return refuse(`the session cost cap ($${sessionCap}) would be exceeded: spent $${usd(spent)}, and ${estimate}`);
     }
   }
   return { price, worstUsd: worst, estimate };
+}
+
+/** The most one call can cost at the worker's price, or why that cannot be bounded. */
+export type WorstCase =
+  | { readonly price: ModelPrice; readonly worstUsd: number; readonly promptTokens: number; readonly maxOutput: number }
+  | { readonly problem: 'no-price' | 'no-output-limit' };
+
+/**
+ * Every prompt token uncached (at most the body's bytes, tighter with a reported prompt) and the whole output
+ * limit: the request's, the model's, else the header's window. Shared by the caps and `dh eval`'s budget.
+ */
+export function worstCaseOf(
+  runtime: SessionRuntime,
+  session: Session,
+  request: BuiltRequest,
+  wireBytes: number,
+): WorstCase {
+  const { provider, model } = request.config;
+  const price = runtime.pricing ? priceFor(runtime.pricing, provider, model) : undefined;
+  if (!price) return { problem: 'no-price' };
+  const maxOutput =
+    request.config.maxTokens ??
+    modelEntry(runtime.profile, model)?.maxOutputTokens ??
+    session.requestHeader()?.contextWindow;
+  if (maxOutput === undefined) return { problem: 'no-output-limit' };
+  const promptTokens = promptTokensAtMost(session, wireBytes);
+  return {
+    price,
+    maxOutput,
+    promptTokens,
+    worstUsd: worstCaseCost({ promptTokens, maxOutputTokens: maxOutput }, price),
+  };
 }
 
 /** The refusal of a call that does not fit under the tenant's cap. */

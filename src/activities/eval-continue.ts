@@ -8,13 +8,12 @@ import { join } from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { Session } from '../core/index.js';
 import { TOOL_OUTCOME_UNKNOWN, buildSessionRequest, type EventDraft, type EventOf } from '../core/index.js';
-import { modelEntry } from '../config/worker-profile.js';
 import { MCP_TOOL_PREFIX, toolNameMatches } from '../mcp/mcp-tool-name.js';
 import type { ToolDefinition } from '../plugins/contracts.js';
-import { priceFor, worstCaseCost } from '../providers/pricing.js';
 import { toWireBody } from '../providers/wire-body.js';
 import type { ActivityContext } from './activity-context.js';
 import { answerOpenStep } from './eval-send.js';
+import { worstCaseOf } from './cost-cap.js';
 import { runTool } from './run-tool.js';
 import type { SessionRuntime } from './session-runtime.js';
 
@@ -148,19 +147,17 @@ async function overAllowance(
   if (options.allowanceUsd === undefined) return null;
   const request = buildSessionRequest(session);
   const { provider, model } = request.config;
-  const price = runtime.pricing ? priceFor(runtime.pricing, provider, model) : undefined;
-  if (!price) return `a budget is set but "${provider}/${model}" has no price`;
-  const maxOutput =
-    request.config.maxTokens ??
-    modelEntry(runtime.profile, model)?.maxOutputTokens ??
-    session.requestHeader()?.contextWindow;
-  if (maxOutput === undefined) return 'a budget is set but the call has no output limit';
+  const bound = worstCaseOf(runtime, session, request, (await toWireBody(request, runtime.profile)).bytes);
+  if ('problem' in bound) {
+    return bound.problem === 'no-price'
+      ? `a budget is set but "${provider}/${model}" has no price`
+      : 'a budget is set but the call has no output limit';
+  }
+  const worst = bound.worstUsd;
   const seedLength = session.state.parent?.seedLength ?? 0;
   const spent = session.events
     .slice(seedLength)
     .reduce((sum, e) => sum + (e.type === 'assistant/message' ? (e.cost?.usd ?? 0) : 0), 0);
-  const wire = await toWireBody(request, runtime.profile);
-  const worst = worstCaseCost({ promptTokens: wire.bytes, maxOutputTokens: maxOutput }, price);
   const left = options.allowanceUsd - spent;
   return worst <= left
     ? null

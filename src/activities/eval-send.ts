@@ -8,6 +8,7 @@ import { toWireBody } from '../providers/wire-body.js';
 import type { ActivityContext } from './activity-context.js';
 import { callModelAdmitted } from './admitted-model-call.js';
 import { stepCost } from './cost-cap.js';
+import { answerDraft } from './step-events.js';
 import type { SessionRuntime } from './session-runtime.js';
 
 /** Sends the open step's request and logs the answer (nothing else); `runtime` is the one that sends (its profile). */
@@ -50,18 +51,5 @@ export async function answerOpenStep(
   }
   const { provider, model } = request.config;
   const spent = stepCost(runtime.pricing ? priceFor(runtime.pricing, provider, model) : undefined, result.usage);
-  return await cache.append(session, [
-    {
-      type: 'assistant/message',
-      at: Date.now(),
-      turn,
-      step,
-      content: message.content,
-      ...(message.reasoning !== undefined ? { reasoning: message.reasoning } : {}),
-      toolCalls: message.toolCalls,
-      finishReason: message.finishReason,
-      ...(result.usage ? { usage: result.usage } : {}),
-      ...(spent ? { cost: spent } : {}),
-    },
-  ]);
+  return await cache.append(session, [answerDraft(turn, step, message, result.usage, spent)]);
 }

@@ -29,11 +29,11 @@ import {
 } from '../eval/eval-log.js';
 import { diffStep } from '../eval/step-diff.js';
 import { forkAnchor } from '../operations/session-transfer.js';
-import { priceFor, worstCaseCost } from '../providers/pricing.js';
 import { toWireBody } from '../providers/wire-body.js';
 import type { EvalStepInput, EvalStepOutcome } from '../shared/eval-contracts.js';
 import type { ActivityContext } from './activity-context.js';
 import { answerOpenStep } from './eval-send.js';
+import { worstCaseOf } from './cost-cap.js';
 import { continueTurn, DEFAULT_EVAL_MAX_STEPS } from './eval-continue.js';
 
 export const EVAL_PROVIDER_MISMATCH = 'EVAL_PROVIDER_MISMATCH';
@@ -136,9 +136,6 @@ export async function evalStep(context: ActivityContext, input: EvalStepInput): 
       sourceInvariant: invariantDigest(derived.request, input.change),
       candidateInvariant: invariantDigest(candidateRequest, input.change),
       costUsd: candidateFacts.costUsd,
-      textSimilarity: diff.textSimilarity,
-      toolCallsEqual: diff.toolCallsEqual,
-      finishReasonEqual: diff.finishReason.equal,
       judges,
       ...(continued ? { steps: { source: stepsOf(sourceFacts), candidate: stepsOf(candidateFacts) } } : {}),
     };
@@ -196,17 +193,16 @@ async function budgetRefusal(
 ): Promise<{ reason: string; needsUsd?: number } | null> {
   const request = buildSessionRequest(seeded);
   const { provider, model } = request.config;
-  const price = runtime.pricing ? priceFor(runtime.pricing, provider, model) : undefined;
-  if (!price) return { reason: `a budget is set but "${provider}/${model}" has no price: add it to DH_PRICING` };
-  const maxOutput =
-    request.config.maxTokens ??
-    modelEntry(runtime.profile, model)?.maxOutputTokens ??
-    seeded.requestHeader()?.contextWindow;
-  if (maxOutput === undefined)
-    return { reason: 'a budget is set but the call has no output limit: set maxTokens in the change' };
-  // A token covers at least one byte of the body: its bytes bound the prompt's tokens.
-  const wire = await toWireBody(request, runtime.profile);
-  const worst = worstCaseCost({ promptTokens: wire.bytes, maxOutputTokens: maxOutput }, price);
+  const bound = worstCaseOf(runtime, seeded, request, (await toWireBody(request, runtime.profile)).bytes);
+  if ('problem' in bound) {
+    return {
+      reason:
+        bound.problem === 'no-price'
+          ? `a budget is set but "${provider}/${model}" has no price: add it to DH_PRICING`
+          : 'a budget is set but the call has no output limit: set maxTokens in the change',
+    };
+  }
+  const worst = bound.worstUsd;
   if (worst <= allowanceUsd) return null;
   return {
     reason: `over budget: this call may cost up to $${worst.toFixed(6)}, $${allowanceUsd.toFixed(6)} was left for it`,

@@ -21,7 +21,7 @@ import { enterStep } from './enter-step.js';
 import { failpoint } from './failpoints.js';
 import { ingressDrafts } from './inbox-drafts.js';
 import { nextHeader } from './next-header.js';
-import { stepRecord } from './step-events.js';
+import { answerDraft, stepRecord } from './step-events.js';
 import { toolsInModelStep } from './tools-in-model-step.js';
 
 export async function modelStep(context: ActivityContext, input: ModelStepInput): Promise<ModelStepOutcome> {
@@ -152,21 +152,7 @@ async function stepFromBoundary(
   // on SIGTERM, a heartbeat timeout) fails the attempt with nothing logged, so the retry asks again.
   if (message.interrupted && cancellationDetails()?.cancelRequested !== true)
     throw new CancelledFailure('the stream was cut by a cancellation the workflow did not ask for');
-  const drafts: EventDraft[] = [
-    {
-      type: 'assistant/message',
-      at: Date.now(),
-      turn,
-      step,
-      content: message.content,
-      ...(message.reasoning !== undefined ? { reasoning: message.reasoning } : {}),
-      toolCalls: message.toolCalls,
-      finishReason: message.finishReason,
-      ...(result.usage ? { usage: result.usage } : {}),
-      ...(spent ? { cost: spent } : {}),
-      ...(message.interrupted ? { interrupted: true as const } : {}),
-    },
-  ];
+  const drafts: EventDraft[] = [answerDraft(turn, step, message, result.usage, spent)];
   const noTools = message.toolCalls.length === 0;
   if (noTools && !message.interrupted) drafts.push({ type: 'step/end', at: Date.now(), turn, step });
   session = await cache.append(session, drafts);

@@ -1,6 +1,7 @@
 // Finding what a step already logged, so a retried activity resumes where its previous attempt
 // stopped instead of doing anything twice.
-import type { EventOf, Session, SessionEvent } from '../core/index.js';
+import type { EventDraft, EventOf, Session, SessionEvent, StepCost, Usage } from '../core/index.js';
+import type { ModelReply } from '../providers/call-model.js';
 
 export interface StepRecord {
   readonly started: boolean;
@@ -34,4 +35,27 @@ export function stepRecord(session: Session, turn: number, step: number): StepRe
     else if (e.type === 'step/end') found.ended = true;
   }
   return found;
+}
+
+/** A provider's answer as the step's `assistant/message` draft, with its usage and cost when known. */
+export function answerDraft(
+  turn: number,
+  step: number,
+  message: ModelReply,
+  usage: Usage | undefined,
+  cost: StepCost | undefined,
+): EventDraft {
+  return {
+    type: 'assistant/message',
+    at: Date.now(),
+    turn,
+    step,
+    content: message.content,
+    ...(message.reasoning !== undefined ? { reasoning: message.reasoning } : {}),
+    toolCalls: message.toolCalls,
+    finishReason: message.finishReason,
+    ...(usage ? { usage } : {}),
+    ...(cost ? { cost } : {}),
+    ...(message.interrupted ? { interrupted: true as const } : {}),
+  };
 }

@@ -118,9 +118,6 @@ export interface EvalStepOutcome {
   readonly sourceInvariant?: string;
   readonly candidateInvariant?: string;
   readonly costUsd?: number | null;
-  readonly textSimilarity?: number;
-  readonly toolCallsEqual?: boolean;
-  readonly finishReasonEqual?: boolean;
   readonly judges?: readonly JudgeOutcome[];
   /** `continue`: the steps the recorded turn took from the evaluated one, and the steps the candidate took. */
   readonly steps?: { readonly source: number; readonly candidate: number };

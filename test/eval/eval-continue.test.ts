@@ -90,19 +90,19 @@ describe('dh eval --continue', () => {
     ]),
   };
   const sleepSchema = sleepTool('unused').schema;
+  /** The new model's worker, with the tools a continued turn may run (sleep logs its runs to `runLog`). */
+  const candidateWorker = (runLog: string) =>
+    startEvalWorker({ store: h.store, script: candidateScript, tools: [echoTool, peekTool, sleepTool(runLog)] });
+  const change = { model: TEST_MODEL_2, addTools: [peekTool.schema, sleepSchema] };
 
   it('runs the rest of each turn: idempotent tools in a throw-away copy of the workspace, others refused', async () => {
     const runLog = join(dir, 'sleep-runs.log');
-    const worker = await startEvalWorker({
-      store: h.store,
-      script: candidateScript,
-      tools: [echoTool, peekTool, sleepTool(runLog)],
-    });
+    const worker = await candidateWorker(runLog);
     try {
       const result = await run(
         {
           runId: 'continued',
-          change: { model: TEST_MODEL_2, addTools: [peekTool.schema, sleepSchema] },
+          change,
           concurrency: 2,
           mode: 'continue',
         },
@@ -146,16 +146,12 @@ describe('dh eval --continue', () => {
 
   it('runs a tool the run allows by name', async () => {
     const runLog = join(dir, 'allowed-sleep-runs.log');
-    const worker = await startEvalWorker({
-      store: h.store,
-      script: candidateScript,
-      tools: [echoTool, peekTool, sleepTool(runLog)],
-    });
+    const worker = await candidateWorker(runLog);
     try {
       const result = await run(
         {
           runId: 'continued-allowed',
-          change: { model: TEST_MODEL_2, addTools: [peekTool.schema, sleepSchema] },
+          change,
           concurrency: 1,
           mode: 'continue',
           allowTools: ['sleep'],
