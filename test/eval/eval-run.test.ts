@@ -3,6 +3,7 @@
 // requests only by the change (shown on the derived wire bodies), each is an auditable log of its own, the
 // sources are untouched (chain heads), the diffs say what the new model did differently, and the temporal CLI
 // reads the run's progress.
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { auditSession } from '../../src/audit/audit-session.js';
@@ -20,7 +21,7 @@ import {
   type EvalRunResult,
 } from '../../src/shared/eval-contracts.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
-import type { Script } from '../../src/scripted-provider/script.js';
+import type { Fault, Script } from '../../src/scripted-provider/script.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
 import { startEvalWorker, type EvalWorker } from '../helpers/eval-worker.js';
 import { startChildWorker, type WorkerProcessConfig } from '../helpers/child-worker.js';
@@ -402,6 +403,39 @@ describe('dh eval over recorded sessions', () => {
     } finally {
       await worker.stop();
       await limiter.close();
+    }
+  }, 120_000);
+
+  it("records a real provider's refusal as a failed step with its stable code, and the run goes on", async () => {
+    // DeepSeek's own context-overflow answer, recorded (test/providers/fixtures/context-overflow/deepseek.json).
+    const fixture = JSON.parse(
+      readFileSync(new URL('../providers/fixtures/context-overflow/deepseek.json', import.meta.url), 'utf8'),
+    ) as { status: number; body: Extract<Fault, { kind: 'recorded' }>['body'] };
+    const worker = await startEvalWorker({
+      store: h.store,
+      script: {
+        replies: [],
+        default: { fault: { kind: 'recorded', status: fixture.status, body: fixture.body } },
+      },
+    });
+    try {
+      const result = await runEval(h, worker, {
+        runId: 'refused',
+        change: { model: TEST_MODEL_2 },
+        concurrency: 2,
+        at: 'turn',
+        sessions: ids.slice(0, 3),
+      });
+      expect(result.outcomes.map((o) => [o.status, o.code])).toEqual(
+        ids.slice(0, 3).map(() => ['failed', 'CONTEXT_LENGTH_EXCEEDED']),
+      );
+      expect(result.outcomes[0]?.reason).toContain('maximum context length is 131072 tokens');
+      // Not retryable: each was sent once.
+      expect(worker.provider.requests().filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(3);
+      const report = await buildEvalReport(result, (id) => h.store.read(id));
+      expect(report.counts).toEqual({ steps: 3, answered: 0, skipped: 0, failed: 3 });
+    } finally {
+      await worker.stop();
     }
   }, 120_000);
 });
