@@ -137,7 +137,9 @@ async function stepFromBoundary(
       purpose: 'step',
       context: stepContext,
       onDelta: (delta) => {
-        runtime.onStreamDelta?.(delta, stepContext);
+        // Live token counts go out with their cost, by the same price the logged answer's cost uses.
+        const shown = delta.type === 'usage' ? { ...delta, cost: stepCost(cost.price, delta.usage) ?? null } : delta;
+        runtime.onStreamDelta?.(shown, stepContext);
         failpoint('model-streaming');
       },
     });

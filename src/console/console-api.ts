@@ -1,7 +1,7 @@
 // The web console's HTTP API contract: the JSON each route answers and accepts, and the events its SSE
 // streams carry. The server (src/console/) and the browser app (console-ui/) both type against this file;
 // the OpenAPI document describes the same shapes. Types only, plus the route paths.
-import type { MessageOrigin, SessionEvent, Usage, UserContent } from '../core/index.js';
+import type { MessageOrigin, SessionEvent, StepCost, Usage, UserContent } from '../core/index.js';
 import type { SessionStateView } from '../shared/session-messages.js';
 import type { EvalReport } from '../eval/eval-report.js';
 import type { EvalProgress } from '../shared/eval-contracts.js';
@@ -199,10 +199,36 @@ export interface Accepted {
  * GET /api/sessions/:id/live — server-sent events. Each SSE `event:` name is a `type` below and its
  * `data:` the JSON object. `event` and `text` come from the session follower (log + delta channel).
  */
+/**
+ * A message of GET /api/sessions/:id/live. Every one but `status` and `stalled` has its stream position as
+ * the SSE event id (`<seq>:<delta>`); reconnecting with it as Last-Event-ID (or `?from=`) continues right
+ * after it.
+ */
 export type LiveMessage =
-  | { readonly type: 'event'; readonly event: SessionEvent }
-  | { readonly type: 'text'; readonly turn: number; readonly step: number; readonly text: string }
-  | { readonly type: 'retry'; readonly turn: number; readonly step: number; readonly attempt: number }
+  /**
+   * A logged event. On an assistant message, `replaced` says the step's live text shown on this
+   * connection is not a prefix of the logged content: show the content instead of it.
+   */
+  | { readonly type: 'event'; readonly event: SessionEvent; readonly replaced?: true }
+  /** Live answer text. `restart` (an attempt number): a retried attempt begins here; drop the step's text first. */
+  | {
+      readonly type: 'text';
+      readonly turn: number;
+      readonly step: number;
+      readonly text: string;
+      readonly restart?: number;
+    }
+  /** A streaming step's token counts so far, with their cost where the worker prices the model. */
+  | {
+      readonly type: 'usage';
+      readonly turn: number;
+      readonly step: number;
+      readonly usage: Usage;
+      readonly cost: StepCost | null;
+      readonly restart?: number;
+    }
+  /** The store could not be read; the stream retries and carries on where it was. */
+  | { readonly type: 'stalled'; readonly reason: string }
   /** The step waits for the fleet's rate limiter; `label` is the line to show ("waiting for … (3 ahead)…"). */
   | {
       readonly type: 'limiter-wait';

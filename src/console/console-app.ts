@@ -11,6 +11,7 @@ import { forkSession } from '../operations/fork-session.js';
 import { DhError } from '../core/index.js';
 import { payloadProblem, type SessionStateView } from '../shared/session-messages.js';
 import type { DeltaChannel } from '../streaming/delta-channel.js';
+import { parsePosition, START_POSITION } from '../streaming/stream-position.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { ApprovalBody, CompactBody, ForkBody, InterruptBody, MessageBody } from './console-bodies.js';
 import {
@@ -141,7 +142,9 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
 
   app.get(CONSOLE_ROUTES.live, async (c) => {
     const id = c.req.param('id');
-    const from = intParam(c.req.query('from'), 'from', 0, 0, Number.MAX_SAFE_INTEGER);
+    // A browser's EventSource reconnects with the last event id it had; a first connection may name one.
+    const resume = c.req.header('last-event-id') ?? c.req.query('from');
+    const from = resume !== undefined && resume !== '' ? parsePosition(resume) : START_POSITION;
     await store.head(id); // an unknown session is a 404 before the stream starts
     return liveStream(c, id, from, { store, channel: options.channel, sessions, ...options.live });
   });

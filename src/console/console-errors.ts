@@ -18,6 +18,7 @@ export const ConsoleErrorCode = {
 const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   INVALID_PAYLOAD: 400,
   INVALID_ARGUMENT: 400,
+  STREAM_POSITION_INVALID: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN_HOST: 403,
   FORBIDDEN_ORIGIN: 403,

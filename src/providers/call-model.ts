@@ -10,7 +10,7 @@ import type {
   ChatCompletionCreateParamsStreaming,
 } from 'openai/resources/chat/completions';
 import type { BuiltRequest } from '../core/build-request.js';
-import type { Usage } from '../core/events.js';
+import type { StepCost, Usage } from '../core/events.js';
 import type { ToolCall } from '../core/messages.js';
 import { createGuardedFetch, type FetchLike } from './guarded-fetch.js';
 import { classifyProviderError, ProviderError, ProviderErrorCode } from './provider-error.js';
@@ -29,7 +29,9 @@ export type ModelDelta =
       readonly name?: string;
       /** A fragment of the raw argument string. */
       readonly arguments: string;
-    };
+    }
+  /** Token counts so far, when the provider streams them (most send them once, in the last chunk). */
+  | { readonly type: 'usage'; readonly usage: Usage; readonly cost?: StepCost | null };
 
 /** Never sent: the Authorization header it would make is unset (see callModel). */
 const NO_KEY_PLACEHOLDER = 'dh-no-api-key';
@@ -235,12 +237,15 @@ class StreamAssembly {
 
   push(chunk: ChatCompletionChunk): ModelDelta[] {
     // The usage chunk (stream_options.include_usage) arrives last, usually with an empty `choices`.
-    if (chunk.usage) this.usage = normalizeUsage(chunk.usage);
+    const out: ModelDelta[] = [];
+    if (chunk.usage) {
+      this.usage = normalizeUsage(chunk.usage);
+      if (this.usage) out.push({ type: 'usage', usage: this.usage });
+    }
     const choices = Array.isArray(chunk.choices) ? chunk.choices : [];
     const choice = choices.find((c) => c.index === 0) ?? choices[0];
-    if (!choice) return [];
+    if (!choice) return out;
     this.sawChoice = true;
-    const out: ModelDelta[] = [];
     const delta = (choice.delta ?? {}) as ChatCompletionChunk.Choice.Delta & { reasoning_content?: unknown };
     // DeepSeek streams thinking as `delta.reasoning_content`, a sibling of `content`.
     if (typeof delta.reasoning_content === 'string' && delta.reasoning_content.length > 0) {

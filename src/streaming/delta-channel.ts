@@ -6,10 +6,11 @@
  * What a streamed delta carries. `tool-call` deltas carry an argument fragment in `text`; `tool-progress`
  * rows carry a running tool call's progress (`progress`, `total`), its message in `text` ('' for none),
  * and the call's id and tool name. `limiter-wait` rows say a model step waits for the fleet's rate limiter:
- * the reason in `text`, the calls ahead in `progress`, the expected wait (ms) in `total`. Readers skip
- * kinds they do not know.
+ * the reason in `text`, the calls ahead in `progress`, the expected wait (ms) in `total`. `usage` rows carry
+ * a streaming step's token counts (and cost) as JSON in `text` (usage-row.ts). Readers skip kinds they do
+ * not know.
  */
-export type LiveDeltaKind = 'text' | 'reasoning' | 'tool-call' | 'tool-progress' | 'limiter-wait';
+export type LiveDeltaKind = 'text' | 'reasoning' | 'tool-call' | 'tool-progress' | 'limiter-wait' | 'usage';
 
 /** A delta as an activity publishes it (consecutive model-output fragments may be coalesced). */
 export interface LiveDeltaDraft {
@@ -54,6 +55,8 @@ export interface DeltaChannel {
   wait(sessionId: string, timeoutMs: number): Promise<void>;
   /** Deletes the session's deltas of steps before (turn, step): their answers are in the log. */
   pruneBefore(sessionId: string, turn: number, step: number): Promise<number>;
+  /** How many delta rows the session has now (for measuring compaction). */
+  count(sessionId: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -67,7 +70,8 @@ export const MAX_DELTAS_PER_SESSION = 5_000;
 /**
  * Merges consecutive drafts of the same session, step, attempt, kind and tool call into one, so a
  * flush writes one row per run of fragments instead of one per token. Progress updates are whole, not
- * fragments: each stays a row of its own (their publisher throttles them).
+ * fragments: each stays a row of its own (their publisher throttles them). Usage reports are totals so
+ * far: of consecutive ones only the latest is written.
  */
 export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
   const out: LiveDeltaDraft[] = [];
@@ -75,7 +79,18 @@ export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
     const last = out.at(-1);
     if (
       last !== undefined &&
+      d.kind === 'usage' &&
+      last.kind === 'usage' &&
+      last.sessionId === d.sessionId &&
+      last.turn === d.turn &&
+      last.step === d.step &&
+      last.attempt === d.attempt
+    ) {
+      out[out.length - 1] = d;
+    } else if (
+      last !== undefined &&
       d.kind !== 'tool-progress' &&
+      d.kind !== 'usage' &&
       last.sessionId === d.sessionId &&
       last.turn === d.turn &&
       last.step === d.step &&

@@ -1,17 +1,20 @@
 // The plugin that publishes a model step's streamed deltas, its waits for the fleet limiter and its running
 // tool calls' progress to the side channel, tagged with the activity attempt so viewers drop a retried attempt's stale output; it
-// prunes a session's deltas of earlier steps when the next request is built (their answers and tool
-// results are in the log by then).
+// compacts a session's deltas when a request is built: the steps before the previous one go (their answers
+// and tool results are in the log); the previous step's stay, so a viewer that reconnects right after
+// its answer was logged still resumes exactly (docs/streaming.md).
 import { Context } from '@temporalio/activity';
 import type { Plugin } from '../plugins/plugin.js';
 import type { DeltaChannel } from './delta-channel.js';
+import { formatUsageRow } from './usage-row.js';
 
 export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (message: string) => void } = {}): Plugin {
   const warn = options.warn ?? (() => undefined);
   return {
     name: 'live-stream',
     onRequest(_request, context) {
-      channel.pruneBefore(context.sessionId, context.turn, context.step).catch((error: unknown) => {
+      const [turn, step] = compactBefore(context.turn, context.step);
+      channel.pruneBefore(context.sessionId, turn, step).catch((error: unknown) => {
         warn(`live-stream: pruning failed: ${error instanceof Error ? error.message : String(error)}`);
       });
     },
@@ -27,6 +30,8 @@ export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (messa
           ...(delta.id !== undefined ? { callId: delta.id } : {}),
           ...(delta.name !== undefined ? { name: delta.name } : {}),
         });
+      } else if (delta.type === 'usage') {
+        channel.publish({ ...base, kind: 'usage', text: formatUsageRow({ usage: delta.usage, cost: delta.cost ?? null }) });
       } else {
         channel.publish({ ...base, kind: delta.type, text: delta.text });
       }
@@ -70,4 +75,13 @@ function currentAttempt(): number {
   } catch {
     return 1;
   }
+}
+
+/**
+ * Where compaction starts deleting when step (turn, step) begins: every step before the previous one. At a
+ * turn's first step the previous turn is kept whole (its last step's number is not known here); the
+ * turn's second step removes it.
+ */
+export function compactBefore(turn: number, step: number): [number, number] {
+  return step > 1 ? [turn, step - 1] : [turn - 1, 1];
 }

@@ -52,6 +52,10 @@ export class MemoryDeltaChannel implements DeltaChannel {
     return Promise.resolve(rows.length - kept.length);
   }
 
+  count(sessionId: string): Promise<number> {
+    return Promise.resolve(this.#rows.get(sessionId)?.length ?? 0);
+  }
+
   close(): Promise<void> {
     for (const waiters of this.#waiters.values()) for (const wake of [...waiters]) wake();
     return Promise.resolve();

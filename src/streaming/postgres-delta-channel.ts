@@ -25,6 +25,8 @@ const loadPg = (): typeof pg => createRequire(import.meta.url)('pg') as typeof p
 /** The NOTIFY channel; the payload is the session id. */
 export const DELTA_NOTIFY_CHANNEL = 'dh_live_deltas';
 const SCHEMA_LOCK_KEY = 0x64685f6c; // "dh_l"
+/** The first key of the two-key advisory locks that order a session's delta writes. */
+const DELTA_ORDER_LOCK_SPACE = 0x64686f72; // "dhor"
 const AGE_PRUNE_EVERY_MS = 60_000;
 
 const SCHEMA = `
@@ -111,6 +113,15 @@ export class PostgresDeltaChannel implements DeltaChannel {
     return result.rowCount ?? 0;
   }
 
+  async count(sessionId: string): Promise<number> {
+    await this.#schema();
+    const result = await this.#pool.query<{ n: string }>(
+      'SELECT count(*) AS n FROM dh_live_deltas WHERE session_id = $1',
+      [sessionId],
+    );
+    return Number(result.rows[0]?.n ?? 0);
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.flush();
@@ -174,6 +185,11 @@ export class PostgresDeltaChannel implements DeltaChannel {
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');
+      // A session's rows must commit in id order, or a reader past a later id never sees an earlier one
+      // that commits after it (two workers writing one session: a retried attempt and its zombie, two tool
+      // calls). Holding the sessions' locks from before the ids are drawn to the commit keeps the order.
+      for (const sessionId of [...sessions].sort())
+        await client.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [DELTA_ORDER_LOCK_SPACE, sessionId]);
       await client.query(`INSERT INTO dh_live_deltas (${DELTA_COLUMNS}) VALUES ${tuples.join(', ')}`, values);
       for (const sessionId of sessions) {
         await client.query(

@@ -3,9 +3,12 @@
 // logged, the viewer gets only what it has not shown yet (or the whole answer, if a retried attempt's
 // output was shown); deltas of logged steps and of superseded attempts are dropped. A tool call's
 // progress is shown while the call runs: after its logged `tool/start`, until its logged `tool/result`.
-import type { EventOf, SessionEvent } from '../core/index.js';
+// Every frame carries its stream position; a follower started at a frame's position continues right after it.
+import type { EventOf, SessionEvent, StepCost, Usage } from '../core/index.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { DeltaChannel, LiveDelta, LiveDeltaKind } from './delta-channel.js';
+import { parseUsageRow } from './usage-row.js';
+import { START_POSITION, type StreamPosition } from './stream-position.js';
 
 export type FollowOp =
   /** A logged event (assistant messages come as `answer`). */
@@ -22,10 +25,14 @@ export type FollowOp =
       /** Some of it was shown live. */
       readonly streamed: boolean;
     }
-  /** Live answer text of a step not logged yet. */
-  | { readonly type: 'text'; readonly turn: number; readonly step: number; readonly text: string }
-  | { readonly type: 'reasoning'; readonly turn: number; readonly step: number; readonly text: string }
-  | { readonly type: 'tool-delta'; readonly turn: number; readonly step: number; readonly name: string | null }
+  /**
+   * Live output of a step not logged yet. `restart` marks the first output of a retried attempt: what was
+   * shown live of this step before it is void (the attempt that streamed it failed). It rides on the
+   * output itself, never as a frame of its own, so a consumer can never have the one without the other.
+   */
+  | (LiveOutput & { readonly type: 'text'; readonly text: string })
+  | (LiveOutput & { readonly type: 'reasoning'; readonly text: string })
+  | (LiveOutput & { readonly type: 'tool-delta'; readonly name: string | null })
   /** The step waits for the fleet's rate limiter (live only): why, calls ahead, expected wait left. */
   | {
       readonly type: 'limiter-wait';
@@ -35,8 +42,11 @@ export type FollowOp =
       readonly ahead: number;
       readonly waitMs: number;
     }
-  /** A retried attempt started streaming: what was shown live for this step is void. */
-  | { readonly type: 'retry'; readonly turn: number; readonly step: number; readonly attempt: number }
+  /**
+   * Token counts of a step while it streams, as the provider reported them (live only; the logged answer
+   * carries the final ones), with their cost where the worker has a price for the model.
+   */
+  | (LiveOutput & { readonly type: 'usage'; readonly usage: Usage; readonly cost: StepCost | null })
   /** A running tool call's progress (live only, never logged); each differs from the call's previous one. */
   | {
       readonly type: 'tool-progress';
@@ -49,9 +59,27 @@ export type FollowOp =
       readonly message: string | null;
     };
 
+/** What every live-output op of a step carries. */
+interface LiveOutput {
+  readonly turn: number;
+  readonly step: number;
+  /** The model activity's attempt that streamed it. */
+  readonly attempt: number;
+  /** The first output of a retried attempt: void what was shown live of this step before it. */
+  readonly restart?: true;
+}
+
+/** An op with the stream position after it: what a consumer hands back to resume right after this frame. */
+export type StreamFrame = FollowOp & { readonly position: StreamPosition };
+
 export interface SessionFollowerOptions {
   /** Emit events from this seq on (default 0); earlier ones only inform which steps are logged. */
   readonly fromSeq?: number;
+  /**
+   * Resume right after the frame that carried this position (takes the place of `fromSeq`): the delta rows
+   * up to `delta` are replayed silently, so what follows is exactly what the first follower emitted after it.
+   */
+  readonly from?: StreamPosition;
 }
 
 interface StepView {
@@ -73,7 +101,16 @@ export class SessionFollower {
   readonly #store: SessionStore;
   readonly #channel: DeltaChannel;
   readonly #sessionId: string;
-  readonly #fromSeq: number;
+  readonly #from: StreamPosition;
+  /** Delta rows up to `#from.delta` still to be replayed silently (the first poll does it). */
+  #replayPending: boolean;
+  /**
+   * Set when a resumed-from consumer had read past rows but had none of a step still streaming: the
+   * oldest step the channel still has rows of (null: none). Compaction and the row cap drop the oldest
+   * steps first, so if the channel has nothing of the next answered step or before, that step's rows may
+   * be gone with what the consumer saw of them: its answer then replaces the consumer's text whole.
+   */
+  #resumeCheck: { oldest: { turn: number; step: number } | null } | null = null;
   #nextSeq = 0;
   #deltaCursor = 0;
   /** The last (turn, step) whose answer is logged. */
@@ -86,7 +123,8 @@ export class SessionFollower {
     this.#store = store;
     this.#channel = channel;
     this.#sessionId = sessionId;
-    this.#fromSeq = options.fromSeq ?? 0;
+    this.#from = options.from ?? { ...START_POSITION, seq: options.fromSeq ?? 0 };
+    this.#replayPending = this.#from.delta > 0;
   }
 
   get sessionId(): string {
@@ -98,81 +136,132 @@ export class SessionFollower {
     return this.#nextSeq;
   }
 
+  /** The position after the last frame returned (where a new follower would continue). */
+  get position(): StreamPosition {
+    return { seq: Math.max(this.#nextSeq, this.#from.seq), delta: this.#deltaCursor };
+  }
+
   /**
    * One round. Deltas are read before the log, so every event that precedes a delta causally (the
-   * step's start, the previous step's tool results) is in the same round's log read.
+   * step's start, the previous step's tool results) is in the same round's log read. Each frame's
+   * position is the one after it: an event's is its seq + 1 with the delta cursor of the previous round
+   * (its round's rows come after it); a row's is the round's log head with the row's id.
    */
-  async poll(): Promise<FollowOp[]> {
-    const deltas = await this.#channel.read(this.#sessionId, this.#deltaCursor);
+  async poll(): Promise<StreamFrame[]> {
+    const deltas = await this.#channel.read(this.#sessionId, this.#replayPending ? 0 : this.#deltaCursor);
     const events = await this.#readLog();
-    const ops: FollowOp[] = [];
+    const frames: StreamFrame[] = [];
+    let replay: LiveDelta[] = [];
+    let fresh = deltas;
+    if (this.#replayPending) {
+      replay = deltas.filter((d) => d.id <= this.#from.delta);
+      fresh = deltas.filter((d) => d.id > this.#from.delta);
+    }
     for (const event of events) {
+      if (event.seq >= this.#from.seq && this.#replayPending) this.#replay(replay, fresh);
       this.#nextSeq = event.seq + 1;
       this.#trackCalls(event);
+      const position = { seq: event.seq + 1, delta: this.#deltaCursor };
       if (event.type === 'assistant/message') {
         const key = stepKey(event.turn, event.step);
         const view = this.#steps.get(key);
         this.#steps.delete(key);
         this.#logged = { turn: event.turn, step: event.step };
-        if (event.seq < this.#fromSeq) continue;
+        const check = this.#resumeCheck;
+        this.#resumeCheck = null;
+        const unknown = check !== null && (check.oldest === null || after(check.oldest, event));
+        if (event.seq < this.#from.seq) continue;
         const content = event.content ?? '';
         const shown = view?.shown ?? '';
-        const prefix = content.startsWith(shown);
-        ops.push({
+        const prefix = !unknown && content.startsWith(shown);
+        frames.push({
           type: 'answer',
           event,
           rest: prefix ? content.slice(shown.length) : content,
           replaced: !prefix,
           streamed: shown.length > 0,
+          position,
         });
-      } else if (event.seq >= this.#fromSeq) {
-        ops.push({ type: 'event', event });
+      } else if (event.seq >= this.#from.seq) {
+        frames.push({ type: 'event', event, position });
       }
     }
-    for (const delta of deltas) {
+    if (this.#replayPending) this.#replay(replay, fresh);
+    const seq = this.position.seq;
+    for (const delta of fresh) {
       this.#deltaCursor = delta.id;
-      if (delta.kind === 'tool-progress') {
-        // Its step's answer is logged (the tools run after it): progress goes by the call, not the step.
-        const op = this.#progress(delta);
-        if (op !== null) ops.push(op);
-        continue;
-      }
-      if (delta.kind === 'limiter-wait') {
-        // Only while its step's answer is not logged: a wait that ended is not news.
-        if (after(delta, this.#logged)) {
-          ops.push({
-            type: 'limiter-wait',
-            turn: delta.turn,
-            step: delta.step,
-            reason: delta.text,
-            ahead: delta.progress ?? 0,
-            waitMs: delta.total ?? 0,
-          });
-        }
-        continue;
-      }
-      // A kind from a newer writer is skipped, not mistaken for one of these.
-      if (!MODEL_KINDS.has(delta.kind) || !after(delta, this.#logged)) continue;
-      const key = stepKey(delta.turn, delta.step);
-      let view = this.#steps.get(key);
-      if (view !== undefined && delta.attempt < view.attempt) continue;
-      if (view === undefined || delta.attempt > view.attempt) {
-        if (view !== undefined) ops.push({ type: 'retry', turn: delta.turn, step: delta.step, attempt: delta.attempt });
-        view = { attempt: delta.attempt, shown: '', toolNames: new Map() };
-        this.#steps.set(key, view);
-      }
-      if (delta.kind === 'text') {
-        view.shown += delta.text;
-        ops.push({ type: 'text', turn: delta.turn, step: delta.step, text: delta.text });
-      } else if (delta.kind === 'reasoning') {
-        ops.push({ type: 'reasoning', turn: delta.turn, step: delta.step, text: delta.text });
-      } else {
-        const index = delta.index ?? 0;
-        if (delta.name !== undefined) view.toolNames.set(index, delta.name);
-        ops.push({ type: 'tool-delta', turn: delta.turn, step: delta.step, name: view.toolNames.get(index) ?? null });
-      }
+      // One row makes at most one frame: a position never stands between two parts of a row.
+      for (const op of this.#deltaOps(delta)) frames.push({ ...op, position: { seq, delta: delta.id } });
     }
-    return ops;
+    return frames;
+  }
+
+  /**
+   * Brings the views to where the resumed-from consumer was: its rows replayed with what the log said
+   * then, nothing emitted. When it stood in a step whose rows are gone, that step is marked unknown.
+   */
+  #replay(replay: readonly LiveDelta[], fresh: readonly LiveDelta[]): void {
+    this.#replayPending = false;
+    for (const delta of replay) {
+      this.#deltaCursor = delta.id;
+      this.#deltaOps(delta);
+    }
+    this.#deltaCursor = Math.max(this.#deltaCursor, this.#from.delta);
+    // The consumer had rows of a step still streaming: exact. Otherwise, if it had read past any row, the
+    // step that answers next may have streamed rows it saw and the channel has since dropped (see #resumeCheck).
+    if (this.#steps.size > 0 || this.#from.delta === 0) return;
+    let oldest: { turn: number; step: number } | null = null;
+    for (const d of [...replay, ...fresh]) if (oldest === null || after(oldest, d)) oldest = { turn: d.turn, step: d.step };
+    this.#resumeCheck = { oldest };
+  }
+
+  /** The ops one delta row makes (none for a stale or unknown row); updates the views either way. */
+  #deltaOps(delta: LiveDelta): FollowOp[] {
+    if (delta.kind === 'tool-progress') {
+      // Its step's answer is logged (the tools run after it): progress goes by the call, not the step.
+      const op = this.#progress(delta);
+      return op !== null ? [op] : [];
+    }
+    if (delta.kind === 'limiter-wait') {
+      // Only while its step's answer is not logged: a wait that ended is not news.
+      if (!after(delta, this.#logged)) return [];
+      return [
+        {
+          type: 'limiter-wait',
+          turn: delta.turn,
+          step: delta.step,
+          reason: delta.text,
+          ahead: delta.progress ?? 0,
+          waitMs: delta.total ?? 0,
+        },
+      ];
+    }
+    // A kind from a newer writer is skipped, not mistaken for one of these.
+    if (!MODEL_KINDS.has(delta.kind) || !after(delta, this.#logged)) return [];
+    const key = stepKey(delta.turn, delta.step);
+    let view = this.#steps.get(key);
+    if (view !== undefined && delta.attempt < view.attempt) return [];
+    let restart = false;
+    if (view === undefined || delta.attempt > view.attempt) {
+      restart = view !== undefined;
+      view = { attempt: delta.attempt, shown: '', toolNames: new Map() };
+      this.#steps.set(key, view);
+    }
+    const output = { turn: delta.turn, step: delta.step, attempt: delta.attempt, ...(restart ? { restart: true as const } : {}) };
+    if (delta.kind === 'text') {
+      view.shown += delta.text;
+      return [{ type: 'text', ...output, text: delta.text }];
+    }
+    if (delta.kind === 'reasoning') return [{ type: 'reasoning', ...output, text: delta.text }];
+    if (delta.kind === 'usage') {
+      const reported = parseUsageRow(delta.text);
+      // An unreadable report still carries the restart, or a consumer would keep the void text.
+      if (reported !== null) return [{ type: 'usage', ...output, ...reported }];
+      return restart ? [{ type: 'text', ...output, text: '' }] : [];
+    }
+    const index = delta.index ?? 0;
+    if (delta.name !== undefined) view.toolNames.set(index, delta.name);
+    return [{ type: 'tool-delta', ...output, name: view.toolNames.get(index) ?? null }];
   }
 
   /** Which calls run, from the log: started, and neither ended nor left behind by the turn's end. */
@@ -233,7 +322,7 @@ function stepKey(turn: number, step: number): string {
 }
 
 /** The kinds a model step streams. */
-const MODEL_KINDS: ReadonlySet<string> = new Set<LiveDeltaKind>(['text', 'reasoning', 'tool-call']);
+const MODEL_KINDS: ReadonlySet<string> = new Set<LiveDeltaKind>(['text', 'reasoning', 'tool-call', 'usage']);
 
 function callKey(turn: number, step: number, callId: string): string {
   return `${turn}.${step}.${callId}`;

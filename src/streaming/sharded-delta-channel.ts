@@ -36,6 +36,10 @@ export class ShardedDeltaChannel implements DeltaChannel {
     return this.on(sessionId).pruneBefore(sessionId, turn, step);
   }
 
+  count(sessionId: string): Promise<number> {
+    return this.on(sessionId).count(sessionId);
+  }
+
   async close(): Promise<void> {
     await Promise.all(this.shards.map((shard) => shard.close()));
   }

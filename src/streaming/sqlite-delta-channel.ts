@@ -176,6 +176,13 @@ export class SqliteDeltaChannel implements DeltaChannel {
     return Promise.resolve(result.changes);
   }
 
+  count(sessionId: string): Promise<number> {
+    const row = this.#db
+      .prepare<[string], { n: number }>('SELECT count(*) AS n FROM live_deltas WHERE session_id = ?')
+      .get(sessionId);
+    return Promise.resolve(row?.n ?? 0);
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.flush();

@@ -36,10 +36,8 @@ const delta = (sessionId: string, attempt: number, text: string, step = 1): Live
 const summary = (ops: readonly FollowOp[]) =>
   ops.map((op) =>
     op.type === 'text'
-      ? `text:${op.text}`
-      : op.type === 'retry'
-        ? `retry:${op.attempt}`
-        : op.type === 'answer'
+      ? `${op.restart ? `retry:${op.attempt} ` : ''}text:${op.text}`
+      : op.type === 'answer'
           ? `answer:${op.rest}${op.replaced ? ':replaced' : ''}`
           : op.type === 'event'
             ? op.event.type
@@ -122,7 +120,7 @@ describe('SessionFollower on the SQLite side channel', () => {
     await channel.flush();
     channel.publish(delta('retry', 1, ' more stale'));
     await channel.flush();
-    expect(summary(await viewer.poll())).toEqual(['retry:2', 'text:Hello ']);
+    expect(summary(await viewer.poll())).toEqual(['retry:2 text:Hello ']);
 
     await store.append('retry', 6, [assistantMessage(6, 1, 1, 'Hello world')]);
     channel.publish(delta('retry', 2, 'world'));
@@ -238,7 +236,17 @@ describe('SessionFollower on the SQLite side channel', () => {
     plugin.onLimiterWait?.({ reason: 'rate-limit', ahead: 3, waitMs: 1_500, attempt: 1, at: Date.now() }, context);
     await channel.flush();
     const ops = await viewer.poll();
-    expect(ops).toEqual([{ type: 'limiter-wait', turn: 1, step: 1, reason: 'rate-limit', ahead: 3, waitMs: 1_500 }]);
+    expect(ops).toEqual([
+      {
+        type: 'limiter-wait',
+        turn: 1,
+        step: 1,
+        reason: 'rate-limit',
+        ahead: 3,
+        waitMs: 1_500,
+        position: viewer.position,
+      },
+    ]);
     const wait = ops[0];
     if (wait?.type !== 'limiter-wait') throw new Error('no limiter-wait op');
     expect(limiterWaitLabel(wait)).toBe("waiting for the provider's rate limit (3 ahead, ~2 s)…");

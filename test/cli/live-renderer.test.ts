@@ -85,7 +85,7 @@ describe('LiveRenderer: tool progress', () => {
 });
 
 describe('LiveRenderer: a note while the answer streams', () => {
-  const text = (t: string): FollowOp => ({ type: 'text', turn: 1, step: 1, text: t });
+  const text = (t: string): FollowOp => ({ type: 'text', turn: 1, step: 1, attempt: 1, text: t });
 
   it('leaves a piped stdout holding exactly the answer', () => {
     const out = sink();

@@ -9,6 +9,7 @@ import { followupSignal } from '../../src/shared/session-messages.js';
 import type { DeltaChannel } from '../../src/streaming/delta-channel.js';
 import { openDeltaChannel } from '../../src/streaming/open-delta-channel.js';
 import { SessionFollower, type FollowOp } from '../../src/streaming/session-follower.js';
+import { compactBefore } from '../../src/streaming/live-stream-plugin.js';
 import { lateLiveStream, type LateLiveStream } from '../helpers/late-live-stream.js';
 import { expectProviderSawTheLog, startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { progressMessage, progressTool } from '../helpers/test-tools.js';
@@ -129,7 +130,12 @@ describe('tool progress through the real stack', () => {
         expect(text).toContain('please count to three');
         expect(text).not.toContain('progress-note');
 
-        // The side channel let go of them too: the next step's request pruned the step's rows.
+        // The side channel keeps them through the next step only (a viewer reconnecting then resumes
+        // exactly); the step after it compacts them away.
+        const progressRows = (await reader.read(sessionId, 0)).filter((row) => row.kind === 'tool-progress');
+        expect(progressRows.length).toBeGreaterThan(0);
+        expect(new Set(progressRows.map((row) => `${row.turn}.${row.step}`))).toEqual(new Set(['1.1']));
+        await reader.pruneBefore(sessionId, ...compactBefore(1, 3));
         expect((await reader.read(sessionId, 0)).filter((row) => row.kind === 'tool-progress')).toEqual([]);
       } finally {
         stop = true;

@@ -2,7 +2,7 @@
 // the step streaming now and the lines that came while it streams, whether a turn runs, what waits in each
 // inbox queue (and what this chat is still sending), and calls awaiting approval. Everything but the lines
 // being sent comes from the log (and live deltas), so a reattached chat shows the same state.
-import type { EventOf, SessionEvent } from '../../core/index.js';
+import type { EventOf, SessionEvent, StepCost, Usage } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 import { clip, text } from '../live/live-renderer.js';
 import { limiterWaitLabel } from '../../streaming/limiter-wait-label.js';
@@ -53,6 +53,8 @@ export class ChatModel {
   #openTurn: number | null = null;
   #lastEnded = 0;
   #activity = '';
+  /** The streaming step's token counts (and cost) as the provider reported them; cleared with its answer. */
+  #liveUsage = '';
   readonly #waiting = new Map<string, Waiting>();
   readonly #sending = new Map<string, Sending>();
   /** Ids the log has shown: a send that reports back after its message was logged adds no line. */
@@ -87,7 +89,7 @@ export class ChatModel {
 
   /** What the running turn is doing ("thinking…", "running sleep…"), empty when idle. */
   get activity(): string {
-    return this.#activity;
+    return this.#activity !== '' && this.#liveUsage !== '' ? `${this.#activity} · ${this.#liveUsage}` : this.#activity;
   }
 
   /** By queue (next step, next turn, context), each in arrival order. */
@@ -123,6 +125,12 @@ export class ChatModel {
   }
 
   apply(op: FollowOp): void {
+    if ('restart' in op && op.restart === true) {
+      // A retried attempt's first output: what the failed attempt streamed is void.
+      this.#liveUsage = '';
+      this.#endLive();
+      this.#push('note', `↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
+    }
     // Live output can be read before the log's turn/start: it alone says a turn runs (Enter must steer it).
     if (op.type !== 'event' && op.type !== 'answer' && op.turn > this.#lastEnded) this.#openTurn = op.turn;
     switch (op.type) {
@@ -142,15 +150,15 @@ export class ChatModel {
       case 'limiter-wait':
         this.#activity = limiterWaitLabel(op);
         return;
-      case 'retry':
-        this.#endLive();
-        this.#push('note', `↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
+      case 'usage':
+        this.#liveUsage = usageLabel(op.usage, op.cost);
         return;
       case 'answer': {
         const content = op.event.content ?? '';
         const trailing = this.#trailing;
         this.#trailing = [];
         this.#live = '';
+        this.#liveUsage = '';
         if (content !== '') this.#push('assistant', content);
         // What came while it streamed (the interrupt's note, a message moved to the next turn) follows it.
         this.#lines.push(...trailing);
@@ -279,4 +287,11 @@ export class ChatModel {
 function enteredAt(event: EventOf<'user/message'>, moved: boolean): string {
   const where = event.step === 1 ? `turn ${event.turn}` : `entered step ${event.step}`;
   return moved ? `moved to the next turn, ${where}` : where;
+}
+
+/** "1,234 tokens · $0.0012": what a step has used so far (cost only where the worker prices the model). */
+export function usageLabel(usage: Usage, cost: StepCost | null): string {
+  const tokens = usage.inputUncached + usage.cacheRead + usage.output;
+  const spent = cost !== null ? ` · $${cost.usd < 0.01 ? cost.usd.toFixed(4) : cost.usd.toFixed(2)}` : '';
+  return `${tokens.toLocaleString('en-US')} tokens${spent}`;
 }

@@ -9,6 +9,8 @@ import { cliAction, sessionArg, textArg } from '../cli-action.js';
 import { ctrlC } from '../live/ctrl-c.js';
 import { followSession, type FollowResult } from '../live/follow-session.js';
 import { LiveRenderer } from '../live/live-renderer.js';
+import { writeFrameLine } from '../live/frame-line.js';
+import { parsePosition, type StreamPosition } from '../../streaming/stream-position.js';
 import { warnWithoutWorker } from '../worker-warning.js';
 
 /** A new session id: sortable by creation time, unique enough for one user's sessions. */
@@ -30,15 +32,19 @@ function traceTiming(label: string): void {
 export interface RunOptions {
   session?: string;
   json?: boolean;
+  jsonl?: boolean;
   source: string;
 }
 
 export interface AttachOptions {
   follow?: boolean;
+  from?: string;
   json?: boolean;
+  jsonl?: boolean;
 }
 
 export const runCommand = cliAction(async (task: string, options: RunOptions) => {
+  if (options.json && options.jsonl) throw usageError('--json and --jsonl cannot be used together');
   const sessionId = options.session !== undefined ? sessionArg(options.session) : newSessionId();
   const messageId = `cli-${randomUUID()}`;
   const payload = MessageSignalPayload.safeParse({ content: textArg(task), messageId, source: options.source });
@@ -52,7 +58,7 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
   try {
     if (options.session !== undefined) await refuseClosed(ctx, sessionId);
     const fromSeq = await ctx.store.head(sessionId).catch(() => 0);
-    const renderer = options.json ? null : new LiveRenderer({ sessionId, hideMessageIds: new Set([messageId]) });
+    const renderer = quiet(options) ? null : new LiveRenderer({ sessionId, hideMessageIds: new Set([messageId]) });
     process.stderr.write(`dh: session ${sessionId} (watch it elsewhere: dh attach ${sessionId})\n`);
     traceTiming('sending');
     await ctx.sessions.followup(sessionId, payload.data.content, {
@@ -74,7 +80,8 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
       // Printed once Ctrl-C is handled: a script that signals on seeing it must not find the default action.
       traceTiming('accepted');
       return followSession(ctx, channel, sessionId, {
-        fromSeq,
+        from: { seq: fromSeq, delta: 0 },
+        ...(options.jsonl ? { onFrame: writeFrameLine } : {}),
         mode: { kind: 'message', messageId },
         renderer,
         detach: detach.signal,
@@ -91,6 +98,8 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
 
 export const attachCommand = cliAction(async (session: string, options: AttachOptions) => {
   const sessionId = sessionArg(session);
+  const from = options.from !== undefined ? positionArg(options.from) : null;
+  if (options.json && options.jsonl) throw usageError('--json and --jsonl cannot be used together');
   const ctx = await openCliContext();
   const channel = openDeltaChannel(ctx.config.store);
   // Stops the look for a worker (see warnWithoutWorker) when the command ends, however it ends.
@@ -103,9 +112,9 @@ export const attachCommand = cliAction(async (session: string, options: AttachOp
         throw new CliError(`session "${sessionId}" does not exist`, ExitCode.SessionUnavailable);
       return [];
     });
-    // Catch up from the start of the current (or last) turn.
+    // Catch up from the start of the current (or last) turn, unless told where to go on from.
     const lastTurnStart = events.findLast((e) => e.type === 'turn/start');
-    const renderer = options.json ? null : new LiveRenderer({ sessionId });
+    const renderer = quiet(options) ? null : new LiveRenderer({ sessionId });
     const detach = new AbortController();
     watching = warnWithoutWorker(ctx, sessionId, { untilWorker: watch.signal, ...noteOn(renderer) });
     const result = await followWhile(
@@ -113,7 +122,8 @@ export const attachCommand = cliAction(async (session: string, options: AttachOp
       renderer,
       () =>
         followSession(ctx, channel, sessionId, {
-          fromSeq: lastTurnStart?.seq ?? 0,
+          from: from ?? { seq: lastTurnStart?.seq ?? 0, delta: 0 },
+          ...(options.jsonl ? { onFrame: writeFrameLine } : {}),
           mode: { kind: 'session', follow: options.follow === true },
           renderer,
           detach: detach.signal,
@@ -127,6 +137,20 @@ export const attachCommand = cliAction(async (session: string, options: AttachOp
     await ctx.close();
   }
 });
+
+/** `--json` and `--jsonl` print to stdout: no live rendering. */
+function quiet(options: { json?: boolean; jsonl?: boolean }): boolean {
+  return options.json === true || options.jsonl === true;
+}
+
+/** A `--from` value: a stream position, or a usage error naming what one looks like. */
+function positionArg(text: string): StreamPosition {
+  try {
+    return parsePosition(text);
+  } catch (error) {
+    throw usageError(`--from: ${(error as Error).message}`);
+  }
+}
 
 function finish(
   sessionId: string,

@@ -5,7 +5,9 @@ import { WorkflowNotFoundError, type WorkflowExecutionDescription } from '@tempo
 import { SessionClient } from '../../client/session-client.js';
 import type { EventOf, TurnEndReason, Usage } from '../../core/index.js';
 import { sessionWorkflowId } from '../../shared/session-messages.js';
-import { SessionFollower } from '../../streaming/session-follower.js';
+import { PatientPoller } from '../../streaming/patient-poller.js';
+import { SessionFollower, type StreamFrame } from '../../streaming/session-follower.js';
+import type { StreamPosition } from '../../streaming/stream-position.js';
 import type { DeltaChannel } from '../../streaming/delta-channel.js';
 import type { CliContext } from '../cli-context.js';
 import { FailureReporter } from './failing-activities.js';
@@ -32,7 +34,10 @@ export interface FollowResult {
 }
 
 export interface FollowOptions {
-  readonly fromSeq: number;
+  /** Where to start: a seq (events from it on) or a frame's position (right after that frame). */
+  readonly from: StreamPosition;
+  /** Each frame as it comes, with its position (`--jsonl`). */
+  readonly onFrame?: (frame: StreamFrame) => void;
   readonly mode: FollowMode;
   readonly renderer: LiveRenderer | null;
   /** Set when the viewer should stop (second Ctrl-C). */
@@ -50,7 +55,7 @@ export async function followSession(
   sessionId: string,
   options: FollowOptions,
 ): Promise<FollowResult> {
-  const follower = new SessionFollower(ctx.store, channel, sessionId, { fromSeq: options.fromSeq });
+  const follower = new SessionFollower(ctx.store, channel, sessionId, { from: options.from });
   const quick = new SessionClient(ctx.client, { taskQueue: ctx.stack.taskQueue, timeoutMs: 3_000, maxAttempts: 2 });
   const { mode, renderer } = options;
   const usage = { inputUncached: 0, cacheRead: 0, output: 0, reasoning: 0 };
@@ -82,12 +87,18 @@ export async function followSession(
     toolCalls,
   });
 
+  // A store that fails for a moment (a database restart) stalls the view; it carries on where it was.
+  const poller = new PatientPoller(follower, {
+    onStall: (reason) => note(`the session's log cannot be read (${reason}); retrying`),
+    onRecover: () => note('reading the log again'),
+  });
   renderer?.waiting(mode.kind === 'message' ? 'waiting for the session…' : 'attaching…');
   for (;;) {
     if (options.detach.aborted) return result('detached');
-    const ops = await follower.poll();
+    const ops = await poller.poll();
     if (ops.length > 0) lastOpAt = Date.now();
     for (const op of ops) {
+      options.onFrame?.(op);
       const event = op.type === 'event' || op.type === 'answer' ? op.event : null;
       if (event !== null) subagents.event(event);
       if (event?.type === 'turn/start') openTurn = event.turn;
@@ -145,7 +156,10 @@ export async function followSession(
           throw new Error(`the session's workflow is ${status.toLowerCase().replace(/_/g, ' ')}`);
         }
         // Read what the last run logged before it closed.
-        for (const op of await follower.poll()) if (mode.kind === 'session') renderer?.op(op);
+        for (const op of await poller.poll()) {
+          options.onFrame?.(op);
+          if (mode.kind === 'session') renderer?.op(op);
+        }
         renderer?.close();
         return result('closed');
       }

@@ -71,6 +71,9 @@ export class LiveRenderer {
   }
 
   op(op: FollowOp): void {
+    // A retried attempt's first output: what the failed attempt streamed is void.
+    if ('restart' in op && op.restart === true)
+      this.note(`↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
     switch (op.type) {
       case 'text':
         if (op.text === '') return;
@@ -101,9 +104,6 @@ export class LiveRenderer {
         this.waiting(label);
         return;
       }
-      case 'retry':
-        this.note(`↻ the model call was retried (attempt ${op.attempt}); its answer starts over`);
-        return;
       case 'answer':
         this.#answer(op.event, op.rest, op.replaced && op.streamed);
         return;

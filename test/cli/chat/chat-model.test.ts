@@ -81,10 +81,10 @@ describe('chat model', () => {
     expect(new ChatModel().openTurn).toBeNull();
     const early = new ChatModel();
     // Streamed text read before the log's turn/start still means a turn runs.
-    early.apply({ type: 'text', turn: 3, step: 1, text: 'x' });
+    early.apply({ type: 'text', turn: 3, step: 1, attempt: 1, text: 'x' });
     expect(early.openTurn).toBe(3);
-    model.apply({ type: 'text', turn: 1, step: 1, text: 'Hel' });
-    model.apply({ type: 'text', turn: 1, step: 1, text: 'lo' });
+    model.apply({ type: 'text', turn: 1, step: 1, attempt: 1, text: 'Hel' });
+    model.apply({ type: 'text', turn: 1, step: 1, attempt: 1, text: 'lo' });
     expect(model.live).toBe('Hello');
     const answer = assistantMessage(4, 1, 1, 'Hello there');
     if (answer.type !== 'assistant/message') throw new Error('not an answer');
@@ -196,7 +196,7 @@ describe('chat model', () => {
   it('prints a line that came while the answer streamed after the answer, not above it', () => {
     const model = new ChatModel();
     model.apply(op(turnStart(1, 1)));
-    model.apply({ type: 'text', turn: 1, step: 1, text: 'Once upon a time' });
+    model.apply({ type: 'text', turn: 1, step: 1, attempt: 1, text: 'Once upon a time' });
     model.note('⏹ interrupting the turn…', 'warn');
     model.apply(op(enqueue(2, 's1', 'next-turn', true, 'the short version')));
     model.apply(op(event({ type: 'inbox/downgrade', at: T0, messageId: 's1', requested: 'next-step' }, 3)));
@@ -226,7 +226,7 @@ describe('chat model', () => {
   it('prints what trailed a streamed answer that never got logged once the turn ends, or its attempt is retried', () => {
     const ended = new ChatModel();
     ended.apply(op(turnStart(1, 1)));
-    ended.apply({ type: 'text', turn: 1, step: 1, text: 'half' });
+    ended.apply({ type: 'text', turn: 1, step: 1, attempt: 1, text: 'half' });
     ended.note('⏹ interrupting the turn…', 'warn');
     ended.apply(op(event({ type: 'turn/end', at: T0, turn: 1, reason: 'aborted' }, 2)));
     expect(texts(ended)).toEqual(['⏹ interrupting the turn…', '■ turn 1 aborted']);
@@ -234,9 +234,9 @@ describe('chat model', () => {
 
     const retried = new ChatModel();
     retried.apply(op(turnStart(1, 1)));
-    retried.apply({ type: 'text', turn: 1, step: 1, text: 'first try' });
+    retried.apply({ type: 'text', turn: 1, step: 1, attempt: 1, text: 'first try' });
     retried.note('a note');
-    retried.apply({ type: 'retry', turn: 1, step: 1, attempt: 2 });
+    retried.apply({ type: 'text', turn: 1, step: 1, attempt: 2, restart: true, text: '' });
     expect(texts(retried)).toEqual(['a note', '↻ the model call was retried (attempt 2); its answer starts over']);
     expect(retried.trailing).toEqual([]);
   });
