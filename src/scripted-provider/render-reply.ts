@@ -73,7 +73,12 @@ export function streamChunks(reply: Reply, meta: ResponseMeta, usage: Usage): Ch
   for (const piece of splitText(reasoning, reply.chunkSize)) {
     chunks.push(chunk(meta, { content: null, reasoning_content: piece }, null));
   }
-  for (const piece of splitText(reply.text ?? '', reply.chunkSize)) chunks.push(chunk(meta, { content: piece }, null));
+  const pieces = splitText(reply.text ?? '', reply.chunkSize);
+  for (const [i, piece] of pieces.entries()) {
+    const out = chunk(meta, { content: piece }, null);
+    if (reply.usageEveryChunk) out.usage = usageSoFar(usage, (i + 1) / pieces.length);
+    chunks.push(out);
+  }
   for (const [index, call] of (reply.toolCalls ?? []).entries()) {
     chunks.push(
       chunk(
@@ -89,6 +94,12 @@ export function streamChunks(reply: Reply, meta: ResponseMeta, usage: Usage): Ch
   chunks.push(chunk(meta, {}, finishReason(reply)));
   if (meta.includeUsage) chunks.push(usageChunk(meta, usage));
   return chunks;
+}
+
+/** The usage after `share` of the answer's output: the whole prompt, that part of the completion. */
+function usageSoFar(usage: Usage, share: number): Usage {
+  const completion = Math.max(1, Math.round(usage.completion_tokens * share));
+  return { ...usage, completion_tokens: completion, total_tokens: usage.prompt_tokens + completion };
 }
 
 function usageChunk(meta: ResponseMeta, usage: Usage): ChatCompletionChunk {

@@ -103,6 +103,11 @@ export const Reply = z
     chunkDelayMs: z.number().int().nonnegative().default(0),
     chunkSize: z.number().int().positive().default(8),
     usage: UsageOverride.optional(),
+    /**
+     * Streamed: every text chunk carries the token counts so far (as servers with continuous usage stats
+     * do), not only the usage chunk at the end.
+     */
+    usageEveryChunk: z.boolean().default(false),
     fault: Fault.optional(),
     match: ReplyMatch.optional(),
     repeat: z.number().int().positive().default(1),
