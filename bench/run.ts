@@ -20,6 +20,7 @@ import { clusterBench } from './cluster.bench.js';
 import { ackBench } from './ack.bench.js';
 import { fleetBench } from './fleet.bench.js';
 import { evalBench } from './eval.bench.js';
+import { streamBench } from './stream.bench.js';
 
 const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   append: storeAppendBench,
@@ -39,6 +40,7 @@ const SECTIONS: Record<string, () => Promise<BenchSection[]>> = {
   ack: () => ackBench(),
   fleet: () => fleetBench(),
   eval: () => evalBench(),
+  stream: () => streamBench(),
 };
 
 const onlyIndex = process.argv.indexOf('--only');

@@ -13,8 +13,9 @@ import type { SessionEvent } from '../../src/core/index.js';
 import { ActionPanel } from './action-panel.js';
 import { apiGet, routePath } from './api-client.js';
 import { EventLine } from './event-line.js';
-import { percent } from './format.js';
-import { readSse } from './sse-stream.js';
+import { clip, percent } from './format.js';
+import { applyLive, describeLiveUsage, loadLive, saveLive, type LiveState, type LiveStep } from './live-resume.js';
+import { followSse } from './sse-stream.js';
 import { StepRequestView } from './step-request-view.js';
 import { UsageCharts } from './usage-charts.js';
 import { usePolling } from './use-polling.js';
@@ -35,34 +36,45 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
   const timeline = usePolling(() => apiGet<Timeline>(routePath(CONSOLE_ROUTES.timeline, { id })), 2000, id);
   const events = usePolling(() => apiGet<SessionEvents>(routePath(CONSOLE_ROUTES.events, { id })), 2000, id);
   const [open, setOpen] = useState<{ turn: number; step: number } | null>(null);
-  const [live, setLive] = useState<{ turn: number; step: number; text: string } | null>(null);
-  const [liveError, setLiveError] = useState<string | null>(null);
+  // Restored from sessionStorage: a reload mid-stream shows the text so far and resumes right after it.
+  const [live, setLive] = useState<LiveState>(() => loadLive(id));
+  const [liveNote, setLiveNote] = useState<string | null>(null);
   const [waiting, setWaiting] = useState<string | null>(null);
 
   useEffect(() => {
     const abort = new AbortController();
-    setLive(null);
+    // Folded outside Preact's state so each message is saved with exactly the position it brings.
+    let state = loadLive(id);
+    setLive(state);
     setOpen(null);
-    readSse(routePath(CONSOLE_ROUTES.live, { id }), abort.signal, (m) => {
-      const message = JSON.parse(m.data) as LiveMessage;
-      // A limiter wait shows until anything else of the session arrives (its answer streams, an event).
-      if (message.type === 'limiter-wait') setWaiting(message.label);
-      else if (message.type === 'text' || message.type === 'event') setWaiting(null);
-      if (message.type === 'text')
-        setLive((prev) =>
-          prev !== null && prev.turn === message.turn && prev.step === message.step
-            ? { ...prev, text: prev.text + message.text }
-            : { turn: message.turn, step: message.step, text: message.text },
-        );
-      else if (message.type === 'event' || message.type === 'status') {
-        // A new event or status: refresh the views now instead of at the next poll.
-        detail.reload();
-        timeline.reload();
-        events.reload();
-      }
-    }).catch((e: unknown) => {
-      if (!abort.signal.aborted) setLiveError(e instanceof Error ? e.message : String(e));
-    });
+    void followSse(
+      routePath(CONSOLE_ROUTES.live, { id }),
+      abort.signal,
+      (m) => {
+        const message = JSON.parse(m.data) as LiveMessage;
+        setLiveNote(message.type === 'stalled' ? `live stream stalled (${message.reason}); it carries on` : null);
+        // A limiter wait shows until anything else of the session arrives (its answer streams, an event).
+        if (message.type === 'limiter-wait') setWaiting(message.label);
+        else if (message.type === 'text' || message.type === 'event') setWaiting(null);
+        const next = applyLive(state, message, m.id);
+        if (next !== state) {
+          state = next;
+          saveLive(id, state);
+          setLive(state);
+        }
+        if (message.type === 'event' || message.type === 'status') {
+          // A new event or status: refresh the views now instead of at the next poll.
+          detail.reload();
+          timeline.reload();
+          events.reload();
+        }
+      },
+      {
+        lastEventId: state.lastEventId,
+        onDrop: (error, retryMs) =>
+          setLiveNote(`live stream ${error === null ? 'ended' : `failed: ${error}`}; reconnecting in ${retryMs} ms`),
+      },
+    );
     return () => abort.abort();
   }, [id]);
 
@@ -71,13 +83,18 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
   return (
     <section aria-label={`Session ${id}`} class="session">
       <h2>Session {id}</h2>
-      {[detail.error, timeline.error, events.error, liveError].map(
+      {[detail.error, timeline.error, events.error].map(
         (e, i) =>
           e !== null && (
             <p key={i} role="alert">
               {e}
             </p>
           ),
+      )}
+      {liveNote !== null && (
+        <p role="status" class="warning" data-testid="live-note">
+          {liveNote}
+        </p>
       )}
       {waiting !== null && (
         <p role="status" class="waiting" data-testid="limiter-wait">
@@ -142,14 +159,7 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
         </section>
       )}
       {d !== null && <ActionPanel detail={d} onDone={detail.reload} onForked={props.onSelect} />}
-      {live !== null && (
-        <section aria-label="Live" class="live">
-          <h3>
-            Streaming turn {live.turn}, step {live.step}
-          </h3>
-          <pre>{live.text}</pre>
-        </section>
-      )}
+      {live.step !== null && <LiveSection step={live.step} />}
       {timeline.value !== null && <UsageCharts timeline={timeline.value} />}
       {open !== null && <StepRequestView sessionId={id} {...open} onClose={() => setOpen(null)} />}
       <section aria-label="Timeline">
@@ -175,6 +185,20 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
   );
 }
 
+function LiveSection(props: { step: LiveStep }) {
+  const s = props.step;
+  const usage = describeLiveUsage(s);
+  return (
+    <section aria-label="Live" class="live">
+      <h3>
+        Streaming turn {s.turn}, step {s.step}
+      </h3>
+      {usage !== null && <p data-testid="live-usage">{usage}</p>}
+      <pre data-testid="live-text">{s.text}</pre>
+    </section>
+  );
+}
+
 function StepBlock(props: {
   step: TimelineStep;
   turnEnded: string | null;
@@ -182,6 +206,8 @@ function StepBlock(props: {
   onOpen: () => void;
 }) {
   const s = props.step;
+  const logged = props.events.find((e) => e.type === 'assistant/message');
+  const answer = logged?.type === 'assistant/message' ? logged.content : null;
   return (
     <article class="step" aria-label={`Turn ${s.turn} step ${s.step}`}>
       <header>
@@ -207,6 +233,13 @@ function StepBlock(props: {
           <EventLine key={e.seq} event={e} />
         ))}
       </ul>
+      {answer !== null && clip(answer) !== answer && (
+        // The event line clips a long answer; the whole of it, as logged, is one click away.
+        <details>
+          <summary>Whole answer ({answer.length} characters)</summary>
+          <pre data-testid="step-answer">{answer}</pre>
+        </details>
+      )}
     </article>
   );
 }

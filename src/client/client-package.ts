@@ -7,6 +7,15 @@ export {
   type MessageOptions,
   type SessionClientOptions,
 } from './session-client.js';
+export type { LiveSource, WatchOptions } from './watch-frames.js';
+export type { FollowOp, StreamFrame } from '../streaming/session-follower.js';
+export {
+  formatPosition,
+  parsePosition,
+  START_POSITION,
+  StreamPositionErrorCode,
+  type StreamPosition,
+} from '../streaming/stream-position.js';
 export { NO_WORKER_POLLING, noWorkerMessage, type WorkerPresence } from './worker-presence.js';
 export {
   approveUpdate,

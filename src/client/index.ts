@@ -11,4 +11,4 @@ export { verifyChain, type ChainLink, type ChainVerification, type StoredChain }
 export type { SessionStore, SessionSummary } from '../stores/session-store.js';
 export type { DeltaChannel, LiveDelta, LiveDeltaDraft, LiveDeltaKind } from '../streaming/delta-channel.js';
 export { openDeltaChannel } from '../streaming/open-delta-channel.js';
-export { SessionFollower, type FollowOp } from '../streaming/session-follower.js';
+export { SessionFollower } from '../streaming/session-follower.js';

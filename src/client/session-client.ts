@@ -30,6 +30,8 @@ import {
 } from '../shared/session-messages.js';
 import type { SessionLimits, SessionWorkflow, SessionWorkflowInput } from '../shared/session-workflow-input.js';
 import { sessionWorkerPresence, type WorkerPresence } from './worker-presence.js';
+import type { StreamFrame } from '../streaming/session-follower.js';
+import { watchFrames, type LiveSource, type WatchOptions } from './watch-frames.js';
 
 /** gRPC status codes (fixed by the gRPC spec). */
 const GRPC_DEADLINE_EXCEEDED = 4;
@@ -147,6 +149,32 @@ export class SessionClient {
   /** Asks for a compaction at the next boundary (`prune`: trim old tool results instead of summarizing). */
   compact(sessionId: string, payload: CompactPayload = {}): Promise<{ accepted: true }> {
     return this.#call(sessionId, () => this.handle(sessionId).executeUpdate(compactUpdate, { args: [payload] }));
+  }
+
+  /**
+   * The session's live stream: logged events and the output of the step streaming now, each frame with its
+   * stream position. Give `from` a frame's position to continue right after it (in another process, after a
+   * crash): no frame lost, none twice. `source` is the store and delta channel the workers write
+   * (openSessionStore, openDeltaChannel from the full package). Ends at `signal`, or once the session has
+   * closed and its last events are delivered.
+   */
+  watch(
+    sessionId: string,
+    source: LiveSource,
+    options: WatchOptions = {},
+  ): AsyncGenerator<StreamFrame, void, undefined> {
+    return watchFrames(source, sessionId, () => this.#closed(sessionId), options);
+  }
+
+  /** True once the session's workflow is closed (a continued-as-new run is the same open session). */
+  async #closed(sessionId: string): Promise<boolean | null> {
+    try {
+      const status = (await this.handle(sessionId).describe()).status.name;
+      return status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW';
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError) return null;
+      return null;
+    }
   }
 
   /**

@@ -206,8 +206,9 @@ export interface Accepted {
  */
 export type LiveMessage =
   /**
-   * A logged event. On an assistant message, `replaced` says the step's live text shown on this
-   * connection is not a prefix of the logged content: show the content instead of it.
+   * A logged event. On an assistant message, `replaced` says the step's live text the client has (on
+   * this connection or, resumed, before it) is not known to be a prefix of the content: show the content
+   * instead of it. Without it, the content continues the live text.
    */
   | { readonly type: 'event'; readonly event: SessionEvent; readonly replaced?: true }
   /** Live answer text. `restart` (an attempt number): a retried attempt begins here; drop the step's text first. */

@@ -43,7 +43,12 @@ export interface ConsoleDeps {
   /** The browser app's build (default: CONSOLE_UI_DIR). */
   readonly uiDir: string;
   /** Live stream timing (tests shorten it). */
-  readonly live?: { readonly pollMs?: number; readonly statusEveryMs?: number; readonly heartbeatMs?: number };
+  readonly live?: {
+    readonly pollMs?: number;
+    readonly statusEveryMs?: number;
+    readonly heartbeatMs?: number;
+    readonly retryMs?: number;
+  };
 }
 
 export interface ConsoleAppOptions extends ConsoleDeps {

@@ -21,6 +21,8 @@ export interface LiveOptions {
   readonly pollMs?: number;
   readonly statusEveryMs?: number;
   readonly heartbeatMs?: number;
+  /** The reconnection delay told to EventSource clients (its `retry:` field), default 1 s. */
+  readonly retryMs?: number;
 }
 
 export function liveStream(c: Context, sessionId: string, from: StreamPosition, options: LiveOptions): Response {
@@ -32,6 +34,8 @@ export function liveStream(c: Context, sessionId: string, from: StreamPosition, 
     stream.onAbort(() => {
       open = false;
     });
+    // A client that loses the connection comes back this soon, with the last id it had.
+    await stream.write(`retry: ${options.retryMs ?? 1_000}\n\n`);
     const follower = new SessionFollower(options.store, options.channel, sessionId, { from });
     const send = (message: LiveMessage, position?: StreamPosition): Promise<void> =>
       stream.writeSSE({
@@ -83,7 +87,7 @@ function toMessage(op: FollowOp): LiveMessage | null {
     case 'event':
       return { type: 'event', event: op.event };
     case 'answer':
-      return { type: 'event', event: op.event, ...(op.replaced && op.streamed ? { replaced: true as const } : {}) };
+      return { type: 'event', event: op.event, ...(op.replaced ? { replaced: true as const } : {}) };
     case 'text':
       return { type: 'text', turn: op.turn, step: op.step, text: op.text, ...restartOf(op) };
     case 'usage':

@@ -71,26 +71,23 @@ export const MAX_DELTAS_PER_SESSION = 5_000;
  * Merges consecutive drafts of the same session, step, attempt, kind and tool call into one, so a
  * flush writes one row per run of fragments instead of one per token. Progress updates are whole, not
  * fragments: each stays a row of its own (their publisher throttles them). Usage reports are totals so
- * far: of consecutive ones only the latest is written.
+ * far: of a batch's reports for one step attempt only the latest is written, after the batch's output
+ * (a provider that reports with every chunk would otherwise split every run of text).
  */
 export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
   const out: LiveDeltaDraft[] = [];
+  const usage = new Map<string, LiveDeltaDraft>();
   for (const d of drafts) {
+    if (d.kind === 'usage') {
+      const key = `${d.sessionId}\u0000${d.turn}.${d.step}.${d.attempt}`;
+      usage.delete(key);
+      usage.set(key, d);
+      continue;
+    }
     const last = out.at(-1);
     if (
       last !== undefined &&
-      d.kind === 'usage' &&
-      last.kind === 'usage' &&
-      last.sessionId === d.sessionId &&
-      last.turn === d.turn &&
-      last.step === d.step &&
-      last.attempt === d.attempt
-    ) {
-      out[out.length - 1] = d;
-    } else if (
-      last !== undefined &&
       d.kind !== 'tool-progress' &&
-      d.kind !== 'usage' &&
       last.sessionId === d.sessionId &&
       last.turn === d.turn &&
       last.step === d.step &&
@@ -105,5 +102,5 @@ export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
       out.push(d);
     }
   }
-  return out;
+  return [...out, ...usage.values()];
 }

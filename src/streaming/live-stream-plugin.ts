@@ -31,7 +31,11 @@ export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (messa
           ...(delta.name !== undefined ? { name: delta.name } : {}),
         });
       } else if (delta.type === 'usage') {
-        channel.publish({ ...base, kind: 'usage', text: formatUsageRow({ usage: delta.usage, cost: delta.cost ?? null }) });
+        channel.publish({
+          ...base,
+          kind: 'usage',
+          text: formatUsageRow({ usage: delta.usage, cost: delta.cost ?? null }),
+        });
       } else {
         channel.publish({ ...base, kind: delta.type, text: delta.text });
       }

@@ -37,7 +37,9 @@ export class PatientPoller {
       this.#failures++;
       if (this.#failures === 1) this.options.onStall?.(error instanceof Error ? error.message : String(error));
       const base = this.options.baseDelayMs ?? 100;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(this.options.maxDelayMs ?? 2_000, base * 2 ** (this.#failures - 1))));
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(this.options.maxDelayMs ?? 2_000, base * 2 ** (this.#failures - 1))),
+      );
       return [];
     }
   }

@@ -59,6 +59,10 @@ export type FollowOp =
       readonly message: string | null;
     };
 
+/** What a follower reads: the log (a session store) and the live rows (a delta channel). */
+export type FollowedLog = Pick<SessionStore, 'read'>;
+export type FollowedChannel = Pick<DeltaChannel, 'read' | 'wait'>;
+
 /** What every live-output op of a step carries. */
 interface LiveOutput {
   readonly turn: number;
@@ -98,8 +102,8 @@ interface RunningCall {
 }
 
 export class SessionFollower {
-  readonly #store: SessionStore;
-  readonly #channel: DeltaChannel;
+  readonly #store: FollowedLog;
+  readonly #channel: FollowedChannel;
   readonly #sessionId: string;
   readonly #from: StreamPosition;
   /** Delta rows up to `#from.delta` still to be replayed silently (the first poll does it). */
@@ -119,7 +123,7 @@ export class SessionFollower {
   /** Keyed by turn, step and call id. */
   readonly #running = new Map<string, RunningCall>();
 
-  constructor(store: SessionStore, channel: DeltaChannel, sessionId: string, options: SessionFollowerOptions = {}) {
+  constructor(store: FollowedLog, channel: FollowedChannel, sessionId: string, options: SessionFollowerOptions = {}) {
     this.#store = store;
     this.#channel = channel;
     this.#sessionId = sessionId;
@@ -211,7 +215,8 @@ export class SessionFollower {
     // step that answers next may have streamed rows it saw and the channel has since dropped (see #resumeCheck).
     if (this.#steps.size > 0 || this.#from.delta === 0) return;
     let oldest: { turn: number; step: number } | null = null;
-    for (const d of [...replay, ...fresh]) if (oldest === null || after(oldest, d)) oldest = { turn: d.turn, step: d.step };
+    for (const d of [...replay, ...fresh])
+      if (oldest === null || after(oldest, d)) oldest = { turn: d.turn, step: d.step };
     this.#resumeCheck = { oldest };
   }
 
@@ -247,7 +252,12 @@ export class SessionFollower {
       view = { attempt: delta.attempt, shown: '', toolNames: new Map() };
       this.#steps.set(key, view);
     }
-    const output = { turn: delta.turn, step: delta.step, attempt: delta.attempt, ...(restart ? { restart: true as const } : {}) };
+    const output = {
+      turn: delta.turn,
+      step: delta.step,
+      attempt: delta.attempt,
+      ...(restart ? { restart: true as const } : {}),
+    };
     if (delta.kind === 'text') {
       view.shown += delta.text;
       return [{ type: 'text', ...output, text: delta.text }];

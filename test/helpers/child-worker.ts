@@ -38,6 +38,8 @@ export interface WorkerProcessConfig {
   readonly fleetQuota?: { requestsPerMinute?: number; tokensPerMinute?: number; maxConcurrent?: number };
   /** Concurrent model steps on this worker (DH_MODEL_CONCURRENCY); 16 when absent. */
   readonly modelConcurrency?: number;
+  /** Publishes streamed output, progress and usage to the store's delta channel, as `dh worker` does. */
+  readonly liveStream?: boolean;
   /** The tenant this worker's sessions belong to (DH_TENANT): its quota in `tenants` is drawn on too. */
   readonly tenant?: string;
   /** Tenants' own quotas, given to the fleet limiter (DH_LIMITS' `tenants`); used only with `fleetQuota`. */

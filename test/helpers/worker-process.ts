@@ -11,6 +11,8 @@ import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { FleetLimiter } from '../../src/limiter/fleet-limiter.js';
 import { openLimiterStore, quotaBucket } from '../../src/limiter/open-fleet-limiter.js';
 import { createDelegateTool } from '../../src/tools/delegate.js';
+import { liveStreamPlugin } from '../../src/streaming/live-stream-plugin.js';
+import { openDeltaChannel } from '../../src/streaming/open-delta-channel.js';
 import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
 import { WORKER_CONFIG_ENV, WORKER_READY_LINE, type WorkerProcessConfig } from './child-worker.js';
@@ -67,6 +69,8 @@ const tools = new Map<string, ToolDefinition>(
     ...(config.subagentDepth ? [createDelegateTool({ maxDepth: config.subagentDepth })] : []),
   ].map((t) => [t.schema.name, t]),
 );
+// The live side channel next to the store, published to as `dh worker`'s default plugins do.
+const live = config.liveStream ? liveStreamPlugin(openDeltaChannel(config.storeUrl ?? config.storePath)) : null;
 const worker = await createSessionWorker({
   address: config.address,
   namespace: config.namespace,
@@ -86,6 +90,16 @@ const worker = await createSessionWorker({
     }),
     idleTimeoutMs: config.idleTimeoutMs,
     heartbeatMs: config.heartbeatMs ?? 500,
+    ...(live !== null
+      ? {
+          onRequest: (request, context) => {
+            live.onRequest?.(request, context);
+            return request;
+          },
+          onStreamDelta: (delta, context) => live.onStreamDelta?.(delta, context),
+          onToolProgress: (report, context) => live.onToolProgress?.(report, context),
+        }
+      : {}),
   },
   ...(config.hostId !== undefined ? { hostId: config.hostId } : {}),
   ...(config.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: config.maxCachedWorkflows } : {}),

@@ -10,7 +10,7 @@ import type { SessionStore } from '../../src/stores/session-store.js';
 import { compactBefore } from '../../src/streaming/live-stream-plugin.js';
 import { MemoryDeltaChannel } from '../../src/streaming/memory-delta-channel.js';
 import { SessionFollower, type StreamFrame } from '../../src/streaming/session-follower.js';
-import { formatPosition, parsePosition } from '../../src/streaming/stream-position.js';
+import { formatPosition, parsePosition, type StreamPosition } from '../../src/streaming/stream-position.js';
 import { formatUsageRow } from '../../src/streaming/usage-row.js';
 import { assistantMessage, event, sessionStart, stepStart } from '../helpers/event-builders.js';
 
@@ -41,7 +41,10 @@ const stepPlan = fc.record({
   toolCall: fc.boolean(),
 });
 
-type Action = { kind: 'row'; run: () => void } | { kind: 'log'; event: (seq: number) => SessionEvent } | { kind: 'prune'; turn: number; step: number };
+type Action =
+  | { kind: 'row'; run: () => void }
+  | { kind: 'log'; event: (seq: number) => SessionEvent }
+  | { kind: 'prune'; turn: number; step: number };
 
 function actionsOf(plans: readonly StepPlan[], compact: boolean, channel: MemoryDeltaChannel): Action[] {
   const actions: Action[] = [];
@@ -180,6 +183,19 @@ describe('resuming a stream from a frame position', () => {
             // An honest stream never needs a replacement, resumed or not.
             if (honest) expect(consumer.replaced).toBe(0);
           }
+          // Resumed again and again, a few frames at a time (each time from the last frame it had), while
+          // the session is already complete: the same result, and every resume makes progress.
+          const chained = new Consumer();
+          let from: StreamPosition | undefined;
+          for (let round = 0; round < frames.length * 2 + 2; round++) {
+            const follower = new SessionFollower(store, channel, SESSION, from ? { from } : {});
+            const got = (await follower.poll()).slice(0, 1 + (round % 3));
+            if (got.length === 0) break;
+            chained.apply(got);
+            from = (got.at(-1) as StreamFrame).position;
+          }
+          expect(chained.seqs).toEqual(whole);
+          expect(chained.answers).toEqual(logged);
           // Positions never go back.
           for (let i = 1; i < frames.length; i++) {
             const a = (frames[i - 1] as StreamFrame).position;
