@@ -2,6 +2,7 @@
 // sessionStorage together with the stream position it stands at, so a reload resumes right after it.
 import type { LiveMessage } from '../../src/console/console-api.js';
 import type { StepCost, Usage } from '../../src/core/index.js';
+import { usageLabel } from '../../src/streaming/usage-label.js';
 
 export interface LiveStep {
   readonly turn: number;
@@ -56,10 +57,7 @@ export function applyLive(state: LiveState, message: LiveMessage, id: string | u
 
 /** "1,234 tokens · $0.0012": everything the step has counted so far, with its cost where it is priced. */
 export function describeLiveUsage(step: LiveStep): string | null {
-  if (step.usage === null) return null;
-  const u = step.usage;
-  const tokens = `${(u.inputUncached + u.cacheRead + u.output + u.reasoning).toLocaleString('en-US')} tokens`;
-  return step.cost === null ? tokens : `${tokens} · $${step.cost.usd.toFixed(4)}`;
+  return step.usage === null ? null : usageLabel(step.usage, step.cost);
 }
 
 const key = (sessionId: string) => `dh-console-live:${sessionId}`;

@@ -36,6 +36,7 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
         replies: [
           { match: { lastUserContains: 'stream-task' }, text: STREAMED, chunkSize: 4, chunkDelayMs: 60 },
           { match: { lastUserContains: 'attach-task' }, text: ATTACHED, chunkSize: 4, chunkDelayMs: 150 },
+          { match: { lastUserContains: 'jsonl-task' }, text: STREAMED, chunkSize: 4, chunkDelayMs: 40 },
           {
             match: { lastUserContains: 'approve-task' },
             text: 'I will write the note.',
@@ -63,6 +64,61 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
     const [, sessionId] = /dh: session (\S+) \(watch it elsewhere: dh attach \1\)/.exec(r.stderr) ?? [];
     expect(sessionId, show(r)).toBeDefined();
     sessions.push(sessionId as string);
+  });
+
+  it('run --jsonl prints frames with positions; attach --from one of them prints exactly what follows it', async () => {
+    type Line = {
+      position: string;
+      type: string;
+      text?: string;
+      rest?: string;
+      replaced?: boolean;
+      event?: { seq: number };
+    };
+    const linesOf = (stdout: string) =>
+      stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Line);
+    const run = await spawnDh(['run', '--jsonl', 'jsonl-task: stream the sentence'], stack.env).result;
+    expect(run.code, show(run)).toBe(0);
+    const sessionId = /dh: session (\S+) /.exec(run.stderr)?.[1] as string;
+    const frames = linesOf(run.stdout);
+    expect(
+      frames.every((f) => /^\d+:\d+$/.test(f.position)),
+      show(run),
+    ).toBe(true);
+    // Streamed live: several text frames, and they with the answer's rest make the answer.
+    const texts = frames.filter((f) => f.type === 'text');
+    expect(texts.length, show(run)).toBeGreaterThanOrEqual(3);
+    const answer = frames.find((f) => f.type === 'answer');
+    expect(texts.map((f) => f.text).join('') + (answer?.rest ?? ''), show(run)).toBe(STREAMED);
+
+    // From a frame in the middle of the stream, in another process: the rest of the text, then the events after it.
+    const k = frames.indexOf(texts[1] as Line);
+    const from = (frames[k] as Line).position;
+    const attached = await dh(['attach', sessionId, '--from', from, '--jsonl'], stack.env);
+    expect(attached.code, show(attached)).toBe(0);
+    const after = linesOf(attached.stdout);
+    const seen = frames
+      .slice(0, k + 1)
+      .filter((f) => f.type === 'text')
+      .map((f) => f.text)
+      .join('');
+    const rest = after
+      .filter((f) => f.type === 'text')
+      .map((f) => f.text)
+      .join('');
+    const resumedAnswer = after.find((f) => f.type === 'answer');
+    expect(resumedAnswer?.replaced, show(attached)).toBe(false);
+    expect(seen + rest + (resumedAnswer?.rest ?? ''), show(attached)).toBe(STREAMED);
+    const seqs = (lines: Line[]) => lines.flatMap((f) => (f.event !== undefined ? [f.event.seq] : []));
+    const fromSeq = Number(from.split(':')[0]);
+    expect(seqs(after), show(attached)).toEqual(seqs(frames).filter((seq) => seq >= fromSeq));
+
+    const bad = await dh(['attach', sessionId, '--from', 'yesterday'], stack.env);
+    expect(bad.code, show(bad)).toBe(2);
+    expect(bad.stderr).toMatch(/--from: "yesterday" is not a stream position: expected <seq>:<delta>/);
   });
 
   it('attach from a second process follows the same turn to the same final answer', async () => {

@@ -2,7 +2,8 @@
 // the step streaming now and the lines that came while it streams, whether a turn runs, what waits in each
 // inbox queue (and what this chat is still sending), and calls awaiting approval. Everything but the lines
 // being sent comes from the log (and live deltas), so a reattached chat shows the same state.
-import type { EventOf, SessionEvent, StepCost, Usage } from '../../core/index.js';
+import type { EventOf, SessionEvent } from '../../core/index.js';
+import { usageLabel } from '../../streaming/usage-label.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 import { clip, text } from '../live/live-renderer.js';
 import { limiterWaitLabel } from '../../streaming/limiter-wait-label.js';
@@ -287,11 +288,4 @@ export class ChatModel {
 function enteredAt(event: EventOf<'user/message'>, moved: boolean): string {
   const where = event.step === 1 ? `turn ${event.turn}` : `entered step ${event.step}`;
   return moved ? `moved to the next turn, ${where}` : where;
-}
-
-/** "1,234 tokens · $0.0012": what a step has used so far (cost only where the worker prices the model). */
-export function usageLabel(usage: Usage, cost: StepCost | null): string {
-  const tokens = usage.inputUncached + usage.cacheRead + usage.output;
-  const spent = cost !== null ? ` · $${cost.usd < 0.01 ? cost.usd.toFixed(4) : cost.usd.toFixed(2)}` : '';
-  return `${tokens.toLocaleString('en-US')} tokens${spent}`;
 }
