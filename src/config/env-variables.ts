@@ -110,6 +110,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { name: 'DH_BENCH_PROVIDER_KEY', area: 'bench', meaning: "set by the bench: its workers' stand-in API key" },
   { name: 'DH_BENCH_BARE_WORKER_CONFIG', area: 'bench', meaning: 'set by the cluster bench for its bare workers' },
   { name: 'DH_BENCH_OVERHEAD_STEPS', area: 'bench', meaning: 'overhead: tool steps per run (20)' },
+  { name: 'DH_BENCH_STREAM_ROUNDS', area: 'bench', meaning: 'stream: rounds of the reconnect figure (10)' },
   { name: 'DH_BENCH_OVERHEAD_ROUNDS', area: 'bench', meaning: 'overhead: rounds (3)' },
   { name: 'DH_BENCH_THROUGHPUT_LEVELS', area: 'bench', meaning: 'throughput: concurrent sessions (1,10,100)' },
   { name: 'DH_BENCH_ACK_LEVELS', area: 'bench', meaning: 'ack: sessions at once (1,10)' },

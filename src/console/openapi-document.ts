@@ -107,17 +107,31 @@ export function openApiDocument(): Schema {
     },
     [toPath(CONSOLE_ROUTES.live)]: {
       get: {
-        summary: 'Server-sent events: event, text, retry and status messages',
+        summary:
+          'Server-sent events: event, text, usage, limiter-wait, stalled and status messages; each id is a stream position',
         parameters: [
           sessionId,
-          { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
+          {
+            name: 'from',
+            in: 'query',
+            required: false,
+            description: 'Continue right after the message with this id (`<seq>:<delta>`, or a bare seq)',
+            schema: { type: 'string', pattern: '^\\d+(:\\d+)?$' },
+          },
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: 'As `from`; sent by EventSource clients when they reconnect (takes precedence)',
+            schema: { type: 'string', pattern: '^\\d+(:\\d+)?$' },
+          },
         ],
         responses: {
           '200': {
             description: 'LiveMessage stream',
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
-          ...errors(401, 403, 404),
+          ...errors(400, 401, 403, 404),
         },
       },
     },

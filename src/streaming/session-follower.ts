@@ -5,7 +5,6 @@
 // progress is shown while the call runs: after its logged `tool/start`, until its logged `tool/result`.
 // Every frame carries its stream position; a follower started at a frame's position continues right after it.
 import type { EventOf, SessionEvent, StepCost, Usage } from '../core/index.js';
-import type { SessionStore } from '../stores/session-store.js';
 import type { DeltaChannel, LiveDelta, LiveDeltaKind } from './delta-channel.js';
 import { parseUsageRow } from './usage-row.js';
 import { START_POSITION, type StreamPosition } from './stream-position.js';
@@ -60,7 +59,9 @@ export type FollowOp =
     };
 
 /** What a follower reads: the log (a session store) and the live rows (a delta channel). */
-export type FollowedLog = Pick<SessionStore, 'read'>;
+export interface FollowedLog {
+  read(sessionId: string, fromSeq?: number): Promise<SessionEvent[]>;
+}
 export type FollowedChannel = Pick<DeltaChannel, 'read' | 'wait'>;
 
 /** What every live-output op of a step carries. */

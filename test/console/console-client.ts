@@ -105,6 +105,8 @@ export async function readSse(
           .filter((l) => l.startsWith('data:'))
           .map((l) => l.replace(/^data: ?/, ''))
           .join('\n');
+        // A block without data (the stream's `retry:` line) dispatches nothing, as in EventSource.
+        if (!/^data:/m.test(block)) continue;
         messages.push({ event, data: JSON.parse(data) as unknown });
       }
     }
