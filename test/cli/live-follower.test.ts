@@ -38,12 +38,12 @@ const summary = (ops: readonly FollowOp[]) =>
     op.type === 'text'
       ? `${op.restart ? `retry:${op.attempt} ` : ''}text:${op.text}`
       : op.type === 'answer'
-          ? `answer:${op.rest}${op.replaced ? ':replaced' : ''}`
-          : op.type === 'event'
-            ? op.event.type
-            : op.type === 'tool-progress'
-              ? `progress:${op.callId}:${op.name}:${op.progress}/${op.total ?? '-'}:${op.message ?? '-'}`
-              : op.type,
+        ? `answer:${op.rest}${op.replaced ? ':replaced' : ''}`
+        : op.type === 'event'
+          ? op.event.type
+          : op.type === 'tool-progress'
+            ? `progress:${op.callId}:${op.name}:${op.progress}/${op.total ?? '-'}:${op.message ?? '-'}`
+            : op.type,
   );
 
 /** A progress row of `callId` in step 1.1, as the live-stream plugin writes it. */
