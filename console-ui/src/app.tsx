@@ -7,7 +7,16 @@ import { EvalView } from './eval-view.js';
 
 export function App() {
   const [token, setToken] = useState(readToken);
-  const [selected, setSelected] = useState<string | null>(null);
+  // The open session lives in the address (#session=<id>): a reload, a bookmark or a shared link opens it again.
+  const [selected, setSelectedState] = useState<string | null>(sessionInHash);
+  const setSelected = (id: string | null): void => {
+    setSelectedState(id);
+    history.replaceState(
+      null,
+      '',
+      id === null ? location.pathname + location.search : `#session=${encodeURIComponent(id)}`,
+    );
+  };
   const [evalRun, setEvalRun] = useState<string | null>(null);
   const [evalInput, setEvalInput] = useState('');
   return (
@@ -49,4 +58,9 @@ export function App() {
       </div>
     </main>
   );
+}
+
+function sessionInHash(): string | null {
+  const id = new URLSearchParams(location.hash.slice(1)).get('session');
+  return id !== null && id !== '' ? id : null;
 }

@@ -83,6 +83,7 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
     const run = await spawnDh(['run', '--jsonl', 'jsonl-task: stream the sentence'], stack.env).result;
     expect(run.code, show(run)).toBe(0);
     const sessionId = /dh: session (\S+) /.exec(run.stderr)?.[1] as string;
+    sessions.push(sessionId);
     const frames = linesOf(run.stdout);
     expect(
       frames.every((f) => /^\d+:\d+$/.test(f.position)),

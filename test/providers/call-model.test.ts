@@ -599,7 +599,11 @@ describe('callModel: one whole response (config.stream false)', () => {
     });
     expect(first.message).toEqual({ content: 'all at once', toolCalls: [], finishReason: 'stop' });
     expect(first.usage?.output).toBeGreaterThan(0);
-    expect(deltas).toEqual([{ type: 'text', text: 'all at once' }]);
+    // The whole answer's usage is reported like a stream's last chunk: as it arrived, before the text.
+    expect(deltas).toEqual([
+      { type: 'usage', usage: first.usage },
+      { type: 'text', text: 'all at once' },
+    ]);
     const body = JSON.parse(server.requests()[0]?.body ?? '{}') as Record<string, unknown>;
     expect(body).toMatchObject({ stream: false, tool_choice: 'auto' });
     expect('stream_options' in body).toBe(false);

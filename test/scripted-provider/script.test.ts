@@ -45,7 +45,7 @@ describe('loading scripts', () => {
       cache: 'deepseek',
       mode: 'ordered',
       reasoningPassBack: 'current-turn',
-      replies: [{ text: 'hi', delayMs: 0, chunkDelayMs: 0, chunkSize: 8, repeat: 1 }],
+      replies: [{ text: 'hi', delayMs: 0, chunkDelayMs: 0, chunkSize: 8, usageEveryChunk: false, repeat: 1 }],
     });
   });
 
