@@ -1,29 +1,19 @@
 // A session's delta rows on PostgreSQL commit in id order even with several writers (a retried attempt and its
 // zombie, parallel tool calls on two workers): a reader that follows by cursor while they write sees every
 // row, so a stream position past a row never skips an earlier one that committed later.
-import { randomUUID } from 'node:crypto';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LiveDeltaDraft } from '../../src/streaming/delta-channel.js';
 import { PostgresDeltaChannel } from '../../src/streaming/postgres-delta-channel.js';
+import { scratchSchema, type ScratchSchema } from '../helpers/scratch-schema.js';
 
 describe('delta rows of one session written by several PostgreSQL writers', () => {
-  let admin: pg.Client;
-  let schema: string;
+  let scratch: ScratchSchema;
   let url: string;
   beforeAll(async () => {
-    schema = `dh_test_${randomUUID().replaceAll('-', '')}`;
-    admin = new pg.Client({ connectionString: inject('postgresUrl') });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    const withPath = new URL(inject('postgresUrl'));
-    withPath.searchParams.set('options', `-c search_path=${schema}`);
-    url = withPath.toString();
+    scratch = await scratchSchema();
+    url = scratch.url;
   });
-  afterAll(async () => {
-    await admin?.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin?.end();
-  });
+  afterAll(() => scratch?.drop());
 
   it('are all seen by a reader following by cursor while four writers write', async () => {
     const writers = Array.from({ length: 4 }, () => new PostgresDeltaChannel(url));

@@ -2,15 +2,15 @@
 // made by an earlier version gains them on open, its rows read as before, an earlier writer's insert
 // still works, and progress rows round-trip — in a SQLite `.live.db` and in a PostgreSQL table. Progress
 // drafts are never merged with each other the way text fragments are.
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coalesce, type LiveDelta, type LiveDeltaDraft } from '../../src/streaming/delta-channel.js';
 import { PostgresDeltaChannel } from '../../src/streaming/postgres-delta-channel.js';
+import { scratchSchema, type ScratchSchema } from '../helpers/scratch-schema.js';
 import { SqliteDeltaChannel } from '../../src/streaming/sqlite-delta-channel.js';
 
 /** The table as the first release created it, and that release's insert (ten columns). */
@@ -109,19 +109,12 @@ describe('tool-progress rows in a PostgreSQL table made by an earlier version', 
   let admin: pg.Client;
   let schema: string;
   let url: string;
+  let scratch: ScratchSchema;
   beforeAll(async () => {
-    schema = `dh_test_${randomUUID().replaceAll('-', '')}`;
-    admin = new pg.Client({ connectionString: inject('postgresUrl') });
-    await admin.connect();
-    await admin.query(`CREATE SCHEMA ${schema}`);
-    const withPath = new URL(inject('postgresUrl'));
-    withPath.searchParams.set('options', `-c search_path=${schema}`);
-    url = withPath.toString();
+    scratch = await scratchSchema();
+    ({ admin, url, name: schema } = scratch);
   });
-  afterAll(async () => {
-    await admin?.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin?.end();
-  });
+  afterAll(() => scratch?.drop());
 
   it('gains the columns on first use; old rows, an old writer and new progress rows all read back', async () => {
     await admin.query(`SET search_path = ${schema}`);
