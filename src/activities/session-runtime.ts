@@ -20,6 +20,7 @@ import type { ProviderProfile } from '../providers/provider-profiles.js';
 import type { FleetLimiter } from '../limiter/fleet-limiter.js';
 import type { SessionCacheLimits } from './session-cache.js';
 import type { SessionStore } from '../stores/session-store.js';
+import type { PolicyEngine } from '../policy/policy-engine.js';
 
 // Not a second name: src/worker/default-header.ts still imports the tool contract from here.
 
@@ -50,6 +51,11 @@ export interface SessionRuntime {
   /** Sees the claimed batch before a step: enter (possibly edited; the edit is logged) or reject. */
   preStep?(batch: readonly ClaimedMessage[], context: StepContext): Promise<PreStepDecision>;
   readonly tools: ReadonlyMap<string, ToolDefinition>;
+  /**
+   * The tool policy (policy file, remembered rules, evaluator plugins): its verdict on each call is logged
+   * and comes before `toolBefore`. Absent: only `toolBefore` decides, and no verdicts are logged.
+   */
+  readonly policy?: PolicyEngine;
   /** The approval gate before each tool call; absent = allow everything. */
   toolBefore?(call: ToolCallView, context: StepContext): Promise<ToolGate>;
   /** Outbound observers: see the frozen request before the gate and may hand on another (which the gate refuses). */

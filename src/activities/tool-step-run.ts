@@ -8,10 +8,12 @@ import {
   emptyUsage,
   TOOL_OUTCOME_UNKNOWN,
   type EventDraft,
+  type EventOf,
   type Session,
   type ToolCall,
 } from '../core/index.js';
-import type { StepContext, ToolOutput } from '../plugins/contracts.js';
+import type { StepContext, ToolGate, ToolOutput } from '../plugins/contracts.js';
+import { rememberedRuleDraft } from '../policy/session-rules.js';
 import type {
   ApprovalDecisionInput,
   DelegatedChild,
@@ -97,12 +99,15 @@ export class ToolStepRun {
       }
       let approval = state.approval;
       if (approval === 'none' && tool) {
-        const gate = runtime.toolBefore
-          ? await runtime.toolBefore(
-              { callId: call.id, name: call.name, arguments: call.arguments },
-              this.stepContext(),
-            )
-          : { decision: 'allow' as const };
+        const view = { callId: call.id, name: call.name, arguments: call.arguments };
+        // The policy's verdict first (a retried attempt acts on the one it logged), then any plugin's gate.
+        const verdict = runtime.policy ? (state.verdict ?? (await this.#judge(call))) : null;
+        const gate: ToolGate =
+          verdict !== null && verdict.outcome !== 'allow'
+            ? { decision: verdict.outcome, reason: verdict.reason ?? `the tool policy's verdict is ${verdict.outcome}` }
+            : runtime.toolBefore
+              ? await runtime.toolBefore(view, this.stepContext())
+              : { decision: 'allow' as const };
         if (gate.decision === 'deny') {
           await this.#runBatch();
           await this.#append([this.#result(call, 'error', `The call was denied: ${gate.reason}`)]);
@@ -133,6 +138,18 @@ export class ToolStepRun {
             approval: { callId: call.id, name: call.name, reason: approvalReason(this.session, turn, step, call.id) },
           };
         }
+        const remembered =
+          decision.remember !== undefined && decision.decision !== 'timeout'
+            ? rememberedRuleDraft({
+                call,
+                decision: decision.decision,
+                scope: decision.remember,
+                ...(decision.by !== undefined ? { by: decision.by } : {}),
+                turn,
+                step,
+                at: Date.now(),
+              })
+            : null;
         await this.#append([
           {
             type: 'approval/decision',
@@ -144,6 +161,8 @@ export class ToolStepRun {
             ...(decision.by !== undefined ? { by: decision.by } : {}),
             ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
           },
+          // In the same append: a decision is never logged without the rule it asked to remember.
+          ...(remembered !== null ? [remembered] : []),
         ]);
         approval = decision.decision;
       }
@@ -168,6 +187,27 @@ export class ToolStepRun {
     if (this.#delegations.length > 0) return { delegations: this.#delegations };
     await this.#runBatch(true);
     return null;
+  }
+
+  /**
+   * The policy's verdict on a call, staged: it reaches the store with the call's next event (its start, its
+   * denied result or its approval request), so judging costs no commit of its own. An attempt that dies
+   * before that leaves nothing done, and the next attempt judges again.
+   */
+  async #judge(call: ToolCall): Promise<EventOf<'policy/verdict'>> {
+    const engine = this.context.runtime.policy;
+    if (engine === undefined) throw new Error('no tool policy to judge by');
+    const draft = await engine.judge({
+      call: { callId: call.id, name: call.name, arguments: call.arguments },
+      sessionRules: this.session.state.sessionRules.map((e) => e.rule),
+      workspace: this.workspace,
+      context: this.stepContext(),
+      at: Date.now(),
+    });
+    this.#session = this.context.cache.stage(this.#session, [draft]);
+    const verdict = this.session.state.openStep?.calls.get(call.id)?.verdict;
+    if (!verdict) throw new Error(`the verdict on ${call.id} was not staged`);
+    return verdict;
   }
 
   /**

@@ -83,6 +83,7 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   { name: 'DH_APPROVAL_ASK', area: 'tools', meaning: 'comma-separated tool names that pause for approval' },
   { name: 'DH_APPROVAL_DENY', area: 'tools', meaning: 'comma-separated tool names that never run' },
   { name: 'DH_SUBAGENT_DEPTH', area: 'tools', meaning: 'how deep subagents may go; 1 or more offers delegate' },
+  { name: 'DH_POLICY', area: 'tools', meaning: 'the tool policy file (default $DH_HOME/policy.json)' },
   { name: 'DH_MCP_CONFIG', area: 'tools', meaning: 'the MCP servers file (default $DH_HOME/mcp.json)' },
   // security
   { name: 'DH_PAYLOAD_KEY', area: 'security', meaning: 'the AES-256-GCM key that encrypts Temporal payloads' },

@@ -6,6 +6,7 @@ import { HeaderReason, RequestHeader } from './request-header.js';
 import { SESSION_FORMAT_VERSION } from './version.js';
 import { findNonLosslessJson } from './json.js';
 import { InvalidEventError } from './errors.js';
+import { PolicyRuleAdded, PolicyVerdict } from './policy-events.js';
 import {
   ChildOutcome,
   DelegationRecord,
@@ -22,6 +23,7 @@ import {
   Usage,
 } from './event-fields.js';
 
+export { PolicyRuleAdded, PolicyVerdict, VerdictSource } from './policy-events.js';
 export { InboxTarget, MessageOrigin, StepCost, ToolResultStatus, TurnEndReason, Usage } from './event-fields.js';
 
 const SurfaceRange = z
@@ -250,6 +252,8 @@ export const SessionEvent = z.discriminatedUnion('type', [
   RequestSent,
   ApprovalRequest,
   ApprovalDecision,
+  PolicyVerdict,
+  PolicyRuleAdded,
   CompactStart,
   CompactSummary,
   CompactRefused,
@@ -310,7 +314,10 @@ export function eventKey(draft: EventDraft): string {
     case 'tool/result':
     case 'approval/request':
     case 'approval/decision':
+    case 'policy/verdict':
       return `${draft.type}/${draft.turn}.${draft.step}/${draft.callId}`;
+    case 'policy/rule':
+      return `policy/rule/${draft.rule.id}`;
     case 'compact/start':
     case 'compact/summary':
     case 'compact/refused':

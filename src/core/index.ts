@@ -7,6 +7,8 @@ export * from './canonical-json.js';
 export * from './deep-freeze.js';
 export * from './messages.js';
 export * from './request-header.js';
+export * from './policy-rule.js';
+export * from './approval-short-id.js';
 export * from './events.js';
 export * from './fold-request-header.js';
 export * from './event-digest.js';

@@ -24,6 +24,8 @@ export interface ToolCallState {
   answered: boolean;
   /** Set by `approval/request`, cleared by its `approval/decision`. */
   approval: 'none' | 'pending' | 'approve' | 'deny' | 'timeout';
+  /** Set by the call's `policy/verdict` (at most one): a retried attempt acts on it instead of judging again. */
+  verdict: EventOf<'policy/verdict'> | null;
 }
 
 export interface OpenStep {
@@ -54,6 +56,8 @@ export class LogState {
   readonly queue = new Map<string, QueuedMessage>();
   readonly seenMessageIds = new Set<string>();
   openCompaction: string | null = null;
+  /** Rules remembered by "approve (or deny) and remember", in the order they were logged. */
+  readonly sessionRules: EventOf<'policy/rule'>[] = [];
   /** Number of messages on the surface (to validate replace ranges without deriving). */
   surfaceLength = 0;
   lastTurnEnd: EventOf<'turn/end'> | null = null;
@@ -197,6 +201,7 @@ export class LogState {
             started: false,
             answered: false,
             approval: 'none',
+            verdict: null,
           });
         }
         step.assistantSeq = event.seq;
@@ -210,6 +215,22 @@ export class LogState {
             `tool call "${event.callId}" already has an approval ${call.approval === 'pending' ? 'request' : 'decision'}`,
           );
         call.approval = 'pending';
+        break;
+      }
+      case 'policy/verdict': {
+        const call = this.requireCall(event, fail);
+        if (call.name !== event.name) fail(`tool call "${event.callId}" is "${call.name}", not "${event.name}"`);
+        if (call.verdict) fail(`tool call "${event.callId}" already has a policy verdict (seq ${call.verdict.seq})`);
+        if (call.started || call.approval !== 'none') fail(`tool call "${event.callId}" was judged after it went on`);
+        call.verdict = event;
+        break;
+      }
+      case 'policy/rule': {
+        const call = this.requireStep(event, fail).calls.get(event.callId);
+        if (!call) fail(`no tool call "${event.callId}" in this step`);
+        if (this.sessionRules.some((r) => r.rule.id === event.rule.id))
+          fail(`rule "${event.rule.id}" is already logged`);
+        this.sessionRules.push(event);
         break;
       }
       case 'approval/decision': {

@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { DhError } from '../core/errors.js';
+import { describeIssue, formatPath, jsonProblem } from '../config/config-file-problems.js';
 
 const CODE = 'INVALID_CONFIG';
 const REFERENCE = /\$\{([^}]*)\}/g;
@@ -88,7 +89,7 @@ export const McpServer = z.unknown().transform((value, ctx): McpStdioServer | Mc
   const parsed = (has('command') ? McpStdioServer : McpHttpServer).safeParse(value, { reportInput: true });
   if (!parsed.success) {
     for (const issue of parsed.error.issues)
-      ctx.addIssue({ code: 'custom', message: describe(issue), path: issue.path });
+      ctx.addIssue({ code: 'custom', message: describeIssue(issue), path: issue.path });
     return z.NEVER;
   }
   const server = parsed.data;
@@ -167,7 +168,7 @@ export async function loadMcpConfig(options: {
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     if (issue === undefined || issue.path.length === 0) return fail('expected a JSON object');
-    return fail(describe(issue), formatPath(issue.path));
+    return fail(describeIssue(issue), formatPath(issue.path));
   }
   const servers = Object.entries(parsed.data.mcpServers)
     .filter(([, server]) => !server.disabled)
@@ -244,41 +245,4 @@ function templatedFields(server: McpServer): { text: string; path: (string | num
     ...record(server.env, 'env'),
     ...(server.cwd !== undefined ? [{ text: server.cwd, path: ['cwd'] }] : []),
   ];
-}
-
-function describe(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') return `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-  if (issue.code === 'invalid_key') return issue.issues[0]?.message ?? 'invalid key';
-  if (issue.code === 'invalid_type' && issue.message.startsWith('Invalid input')) {
-    return issue.input === undefined
-      ? 'required'
-      : `expected ${issue.expected === 'record' ? 'object' : issue.expected}`;
-  }
-  if (issue.code === 'invalid_value') return `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
-  return issue.message;
-}
-
-function formatPath(path: readonly PropertyKey[]): string {
-  return path
-    .map((key, i) =>
-      typeof key === 'number'
-        ? `[${key}]`
-        : /^[A-Za-z0-9_-]+$/.test(String(key))
-          ? `${i ? '.' : ''}${String(key)}`
-          : `[${JSON.stringify(String(key))}]`,
-    )
-    .join('');
-}
-
-// Node 20 reports a character offset ("at position 12"), newer Nodes add a line; say line:column either way.
-function jsonProblem(text: string, error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const where = (offset: number) => {
-    const before = text.slice(0, offset);
-    const line = before.split('\n').length;
-    return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
-  };
-  const position = /\s*at position (\d+)(?: \(line \d+ column \d+\))?/.exec(message);
-  if (position !== null) return message.replace(position[0], ` at ${where(Number(position[1]))}`);
-  return /end of JSON input/.test(message) ? `${message} at ${where(text.length)}` : message;
 }

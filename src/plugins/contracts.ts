@@ -116,6 +116,27 @@ export type ToolGate =
   | { readonly decision: 'deny'; readonly reason: string }
   | { readonly decision: 'ask'; readonly reason: string };
 
+/** What an evaluator plugin (`policy` hook) is asked: a call the policy's rules would ask about. */
+export interface PolicyQuestion extends StepContext {
+  /** What the rules said (always `ask` when an evaluator is asked) and why. */
+  readonly rules: { readonly by: 'rule' | 'default'; readonly rule?: string; readonly reason: string };
+  /** Aborted when the policy's evaluator timeout passes. */
+  readonly signal: AbortSignal;
+}
+
+/**
+ * An evaluator's answer (e.g. an LLM classifier's). `ask`, a throw, a timeout, an answer of another shape
+ * or a `confidence` below the policy's minimum all escalate to ask: an evaluator never allows by failing.
+ */
+export interface PolicyEvaluation {
+  readonly decision: 'allow' | 'deny' | 'ask';
+  readonly reason?: string;
+  /** Named numbers the verdict records (a risk score, a classifier's logits). */
+  readonly scores?: Readonly<Record<string, number>>;
+  /** 0..1; absent counts as sure. */
+  readonly confidence?: number;
+}
+
 /** Why a provider call was made: a session step, or the summary of a compaction. */
 export type ModelCallPurpose = 'step' | 'compaction';
 

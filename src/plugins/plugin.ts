@@ -8,6 +8,8 @@ import type {
   ClaimedMessage,
   LimiterWaitReport,
   ModelCallReport,
+  PolicyEvaluation,
+  PolicyQuestion,
   PreStepDecision,
   StepContext,
   ToolCallView,
@@ -47,6 +49,17 @@ export interface Plugin {
   tools?(): readonly ToolDefinition[];
   /** The approval gate before a tool call runs. `undefined` = no opinion (allowed unless another plugin objects). */
   toolBefore?(call: ToolCallView, context: StepContext): ToolGate | undefined | Promise<ToolGate | undefined>;
+  /**
+   * A tool-policy evaluator: asked about each call the policy file's rules would ask about (never about one
+   * they allow or deny). Errors and doubt escalate to ask; `undefined` is no opinion (the next evaluator, or
+   * the rules' ask, stands). Runs only on workers with a policy file.
+   */
+  policy?(
+    call: ToolCallView,
+    question: PolicyQuestion,
+  ): PolicyEvaluation | undefined | Promise<PolicyEvaluation | undefined>;
+  /** Recorded in the verdicts this plugin's `policy` hook decides; bump it when its judgement changes. */
+  readonly policyVersion?: string;
   /**
    * Sees the frozen request right before the gate. Returning a request hands that one on instead —
    * the gate then refuses anything the log does not explain. Mutating the given one throws.

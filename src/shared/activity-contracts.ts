@@ -188,6 +188,8 @@ export interface ApprovalDecisionInput {
   readonly decision: 'approve' | 'deny' | 'timeout';
   readonly by?: string;
   readonly reason?: string;
+  /** Log a session rule with the decision (see ApprovePayload.remember). */
+  readonly remember?: 'tool' | 'call';
 }
 
 export interface ToolStepInput extends InboxInput {

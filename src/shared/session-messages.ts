@@ -100,6 +100,11 @@ export const ApprovePayload = z.strictObject({
   decision: z.enum(['approve', 'deny']),
   by: z.string().min(1).max(200).optional(),
   reason: z.string().max(2000).optional(),
+  /**
+   * Remember the decision for the rest of the session, as a logged rule that answers later asks: for every
+   * call of this tool (`tool`) or for calls with exactly these arguments (`call`).
+   */
+  remember: z.enum(['tool', 'call']).optional(),
 });
 export type ApprovePayload = z.infer<typeof ApprovePayload>;
 
@@ -145,7 +150,13 @@ export interface SessionStateView {
     readonly reasoning: number;
   };
   /** A tool call waiting for the `approve` update, if any. */
-  readonly pendingApproval: { readonly callId: string; readonly name: string; readonly reason: string } | null;
+  readonly pendingApproval: {
+    readonly callId: string;
+    /** Its short id (`approve` takes either); absent in answers of older workers. */
+    readonly shortId?: string;
+    readonly name: string;
+    readonly reason: string;
+  } | null;
   readonly compactions: number;
   /** Subagents running now, by the delegation call that started each (absent in answers of older workers). */
   readonly children?: readonly { readonly callId: string; readonly sessionId: string }[];

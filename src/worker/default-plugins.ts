@@ -17,13 +17,17 @@ import type { ShellTool } from '../tools/shell.js';
 const SHELL_TOOL_NAME = 'shell';
 
 /** The default plugin list of a worker; embedders compose their own from the same pieces. */
-export function defaultPlugins(config: WorkerConfig, mcpTools: readonly ToolDefinition[] = []): Plugin[] {
+export function defaultPlugins(
+  config: WorkerConfig,
+  mcpTools: readonly ToolDefinition[] = [],
+  options: { readonly policy?: boolean } = {},
+): Plugin[] {
   const builtins = [...createBuiltinTools({ shell: { sandbox: config.shellSandbox } })];
   // Found by its name, not its place in the list: the tool order may change, the name is the contract.
   const shell = builtins.find((tool): tool is ShellTool => tool.schema.name === SHELL_TOOL_NAME);
   if (shell?.sandboxUnavailable) {
     console.warn(
-      `worker: the shell tool runs WITHOUT an OS sandbox (${shell.sandboxUnavailable}); every shell call asks for approval`,
+      `worker: the shell tool runs WITHOUT an OS sandbox (${shell.sandboxUnavailable}); every shell call asks for approval${options.policy === true ? ' unless a policy rule allows it' : ''}`,
     );
   }
   return [
@@ -34,7 +38,12 @@ export function defaultPlugins(config: WorkerConfig, mcpTools: readonly ToolDefi
       : []),
     // After the built-in ones, sorted by name (src/mcp/mcp-tools.ts): the order is part of the header.
     ...(mcpTools.length > 0 ? [toolsPlugin('mcp-tools', mcpTools)] : []),
-    approvalPolicyPlugin({ ask: config.approvalAsk, deny: config.approvalDeny, tools: [...builtins, ...mcpTools] }),
+    // With a policy file, its rules decide what an unsandboxed shell may do (no rule: it asks anyway).
+    approvalPolicyPlugin({
+      ask: config.approvalAsk,
+      deny: config.approvalDeny,
+      tools: options.policy === true ? [] : [...builtins, ...mcpTools],
+    }),
     repeatGuardPlugin(),
     // Token deltas to the side channel next to the store (never into history or the log).
     liveStreamPlugin(openDeltaChannel(config.store), { warn: (message) => console.warn(message) }),

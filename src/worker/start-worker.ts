@@ -17,6 +17,8 @@ import { apiKeyFromEnv, type ProviderProfile } from '../providers/provider-profi
 import { openSessionStore } from '../stores/open-session-store.js';
 import { createSessionWorker, type SessionWorker } from './create-session-worker.js';
 import { defaultPlugins } from './default-plugins.js';
+import { loadPolicy } from '../policy/policy-file.js';
+import { createPolicyEngine, policyEvaluators } from '../policy/policy-engine.js';
 import { discoverContextWindow } from './discover-context-window.js';
 import { loadMcpConfig } from '../mcp/mcp-config.js';
 import { startMcpHub, type McpHub } from '../mcp/mcp-hub.js';
@@ -45,6 +47,10 @@ export async function startWorker(
   const profile = window.from === 'discovered' ? workerProfile(config, window.tokens) : configured;
   const maxTokens = workerMaxTokens(config, window.tokens);
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
+  // The policy file before anything starts: a bad one fails the start with its line and column.
+  const policy = await loadPolicy({ home: config.home, env: process.env });
+  if (policy !== undefined)
+    log.info(`tool policy ${policy.file} (${policy.rules.length} rules, version ${policy.version})`);
   // MCP servers before anything else opens: one that cannot start fails the start, naming it.
   const mcp = await startWorkerMcp(config, log);
   const { fleet, pricing } = config;
@@ -58,8 +64,12 @@ export async function startWorker(
     throw error;
   });
   if (limiter) log.info(fleetLine(limiter.bucket, fleet), { limiterBucket: limiter.bucket });
+  const pluginList = [
+    ...(plugins ?? defaultPlugins(config, mcp?.tools, { policy: policy !== undefined })),
+    ...(telemetry ? [telemetry.plugin] : []),
+  ];
   const hooks = createPluginRuntime({
-    plugins: [...(plugins ?? defaultPlugins(config, mcp?.tools)), ...(telemetry ? [telemetry.plugin] : [])],
+    plugins: pluginList,
     seed: {
       provider: profile.name,
       model: config.model,
@@ -93,6 +103,7 @@ export async function startWorker(
       apiKey,
       ...(window.from === 'assumed' ? { contextWindowAssumed: true } : {}),
       ...hooks,
+      ...(policy !== undefined ? { policy: createPolicyEngine(policy, policyEvaluators(pluginList)) } : {}),
       ...(limiter !== undefined ? { limiter } : {}),
       ...(fleet.tenant !== undefined ? { tenant: fleet.tenant } : {}),
       pricing,

@@ -4,6 +4,7 @@
 import { ApplicationFailure, setHandler, uuid4 } from '@temporalio/workflow';
 import type { z } from 'zod';
 import type { InboxTarget, MessageOrigin } from '../core/index.js';
+import { resolveApprovalId } from '../core/approval-short-id.js';
 import {
   contentLimitProblem,
   jsonContentLimitProblem,
@@ -135,19 +136,23 @@ export function registerMessageHandlers(state: SessionState): void {
     rawApproveUpdate,
     (...args: RawArguments) => {
       const parsed = updatePayload('approval', ApprovePayload, args);
-      state.approvals.set(parsed.callId, {
-        callId: parsed.callId,
+      // A short id names the waiting call (the validator refused anything else).
+      const callId = resolveApprovalId(parsed.callId, state.pendingApproval?.callId);
+      state.approvals.set(callId, {
+        callId,
         decision: parsed.decision,
         ...(parsed.by !== undefined ? { by: parsed.by } : {}),
         ...(parsed.reason !== undefined ? { reason: parsed.reason } : {}),
+        ...(parsed.remember !== undefined ? { remember: parsed.remember } : {}),
       });
-      return { callId: parsed.callId, decision: parsed.decision };
+      return { callId, decision: parsed.decision };
     },
     {
       validator: (...args: RawArguments) => {
         const parsed = updatePayload('approval', ApprovePayload, args);
         // One decision per call: a second one (or one for a call nobody asked about) is refused.
-        if (state.pendingApproval?.callId !== parsed.callId || state.approvals.has(parsed.callId)) {
+        const callId = resolveApprovalId(parsed.callId, state.pendingApproval?.callId);
+        if (state.pendingApproval?.callId !== callId || state.approvals.has(callId)) {
           throw ApplicationFailure.nonRetryable(
             `no tool call "${parsed.callId}" is waiting for approval`,
             'NO_PENDING_APPROVAL',

@@ -2,6 +2,7 @@
 // from an opened log (openSession), and out as the `state` query's view.
 import type { CancellationScope } from '@temporalio/workflow';
 import type { Usage } from '../core/index.js';
+import { approvalShortId } from '../core/approval-short-id.js';
 import { addUsage, emptyUsage, usageTotal } from '../core/usage-sum.js';
 import type {
   ApprovalDecisionInput,
@@ -180,7 +181,10 @@ export function stateView(state: SessionState): SessionStateView {
     closing: state.closing,
     lastTurnEnd: state.lastTurnEnd,
     usage: { ...state.usage },
-    pendingApproval: state.pendingApproval,
+    pendingApproval:
+      state.pendingApproval === null
+        ? null
+        : { ...state.pendingApproval, shortId: approvalShortId(state.pendingApproval.callId) },
     compactions: state.compactions,
     ...(state.children.size > 0
       ? { children: [...state.children].map(([callId, sessionId]) => ({ callId, sessionId })) }

@@ -42,6 +42,8 @@ export interface WorkerProcessConfig {
   readonly liveStream?: boolean;
   /** The tenant this worker's sessions belong to (DH_TENANT): its quota in `tenants` is drawn on too. */
   readonly tenant?: string;
+  /** A tool policy file (what DH_POLICY names for `dh worker`), read when the worker starts. */
+  readonly policyFile?: string;
   /** Tenants' own quotas, given to the fleet limiter (DH_LIMITS' `tenants`); used only with `fleetQuota`. */
   readonly tenants?: Record<string, { requestsPerMinute?: number; tokensPerMinute?: number }>;
 }

@@ -21,6 +21,7 @@ import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import type { Telemetry } from '../../src/observability/telemetry.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
 import type { Plugin } from '../../src/plugins/plugin.js';
+import type { PolicyEngine } from '../../src/policy/policy-engine.js';
 import { createPluginRuntime } from '../../src/plugins/plugin-runtime.js';
 import { systemPromptPlugin, toolsPlugin } from '../../src/plugins/basic-plugins.js';
 import { buildCompactionRequest, buildRequest } from '../../src/core/index.js';
@@ -52,6 +53,8 @@ export interface ScenarioRuntimeOptions {
   readonly contextWindow?: number;
   /** Fleet controls of the worker's runtime: prices, the session cost cap, a limiter and its tenant. */
   readonly fleet?: Partial<Pick<SessionRuntime, 'pricing' | 'sessionCostCapUsd' | 'limiter' | 'tenant'>>;
+  /** The tool policy the worker judges every call by (its verdicts are logged). */
+  readonly policy?: PolicyEngine;
   /** When given, the runtime is composed from these plugins (after a system prompt and the test tools). */
   readonly plugins?: readonly Plugin[];
   /** The API key the worker sends to the provider (default: a fixed fake key). */
@@ -149,6 +152,7 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
                 seed: { provider: profile.name, model: SCENARIO_MODEL, includeUsage: true },
               })
             : {}),
+          ...(options.policy !== undefined ? { policy: options.policy } : {}),
           idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
           heartbeatMs: 500,
           ...options.fleet,

@@ -17,6 +17,8 @@ import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
 import { WORKER_CONFIG_ENV, WORKER_READY_LINE, type WorkerProcessConfig } from './child-worker.js';
 import { scriptedProfile, SCENARIO_MODEL as TEST_MODEL } from './scenario-runtime.js';
+import { loadPolicy } from '../../src/policy/policy-file.js';
+import { createPolicyEngine } from '../../src/policy/policy-engine.js';
 import { echoTool, idempotentSleepTool, quickVariant, sleepTool } from './test-tools.js';
 
 const raw = process.env[WORKER_CONFIG_ENV] ?? process.argv[2];
@@ -71,6 +73,11 @@ const tools = new Map<string, ToolDefinition>(
 );
 // The live side channel next to the store, published to as `dh worker`'s default plugins do.
 const live = config.liveStream ? liveStreamPlugin(openDeltaChannel(config.storeUrl ?? config.storePath)) : null;
+// The policy file read as `dh worker` reads DH_POLICY.
+const policy =
+  config.policyFile !== undefined
+    ? await loadPolicy({ home: config.runLog, env: { DH_POLICY: config.policyFile } })
+    : undefined;
 const worker = await createSessionWorker({
   address: config.address,
   namespace: config.namespace,
@@ -88,6 +95,7 @@ const worker = await createSessionWorker({
       system: 'You are a test agent.',
       tools,
     }),
+    ...(policy !== undefined ? { policy: createPolicyEngine(policy) } : {}),
     idleTimeoutMs: config.idleTimeoutMs,
     heartbeatMs: config.heartbeatMs ?? 500,
     ...(live !== null

@@ -28,7 +28,8 @@ export function registerOperatorCommands(program: Command): void {
       actions().then((a) => a.showCommand(session, options)),
     );
 
-  add('audit')
+  const audit = add('audit');
+  audit
     .description(
       'audit a session: the log hash chain (and every row MAC with DH_LOG_KEY), every request re-derives to ' +
         'its recorded digest, prefix stability, expected vs reported cache reads, and the workflow history ' +
@@ -37,8 +38,29 @@ export function registerOperatorCommands(program: Command): void {
     .argument('<session>', 'session id', parseSessionId)
     .option('--json', 'the full report as JSON')
     .option('--no-mirror', 'skip the workflow-history check (no Temporal connection)')
-    .action((session: string, options: { json?: boolean; mirror?: boolean }) =>
-      actions().then((a) => a.auditCommand(session, options)),
+    .option(
+      '--rejudge',
+      "instead: judge every policy verdict again by today's policy file (offline) and name each one it would " +
+        'decide differently; exits 1 if any',
+    )
+    .option(
+      '--policy <file>',
+      'with --rejudge: the policy file to judge by (default: DH_POLICY or $DH_HOME/policy.json)',
+    )
+    .option(
+      '--workspace <dir>',
+      "with --rejudge: resolve paths the verdicts did not record here (default: the session's)",
+    )
+    .action(
+      (
+        session: string,
+        options: { json?: boolean; mirror?: boolean; rejudge?: boolean; policy?: string; workspace?: string },
+      ) =>
+        options.rejudge !== true && (options.policy ?? options.workspace) !== undefined
+          ? audit.error('error: --policy and --workspace go with --rejudge', { exitCode: 2 })
+          : options.rejudge === true
+            ? import('../operator/rejudge-action.js').then((a) => a.rejudgeCommand(session, options))
+            : actions().then((a) => a.auditCommand(session, options)),
     );
 
   add('replay')

@@ -78,6 +78,20 @@ export function describeEvent(event: SessionEvent): string {
         `${event.turn}.${event.step} ${event.callId}: ${event.decision}` +
         `${event.by !== undefined ? ` by ${event.by}` : ''}${event.reason !== undefined ? ` (${oneLine(event.reason)})` : ''}`
       );
+    case 'policy/verdict': {
+      const by =
+        event.by === 'evaluator'
+          ? `evaluator ${event.evaluator ?? '?'}`
+          : event.rule !== undefined
+            ? `${event.by} ${event.rule}`
+            : event.by;
+      return (
+        `${event.turn}.${event.step} ${event.name} ${event.callId}: ${event.outcome} by ${by} (${event.version})` +
+        `${event.reason !== undefined ? `: ${oneLine(event.reason)}` : ''}${event.escalated !== undefined ? ` [escalated: ${oneLine(event.escalated)}]` : ''}`
+      );
+    }
+    case 'policy/rule':
+      return `${event.turn}.${event.step} ${event.callId}: remembers ${event.rule.id}: ${event.rule.outcome} ${[event.rule.tool].flat().join(',')}${event.rule.when !== undefined ? ' (these arguments)' : ''}${event.by !== undefined ? ` by ${event.by}` : ''}`;
     case 'compact/start':
       return `${event.compactionId} (${event.trigger})`;
     case 'compact/summary':

@@ -1,0 +1,41 @@
+// How a configuration file's problems are said: one line naming the line and column of a JSON syntax
+// error, and the path and problem of the first schema issue (shared by mcp.json and policy.json).
+import type { z } from 'zod';
+
+/** A zod issue as one short phrase ("unknown key \"x\"", "expected string", "required"). */
+export function describeIssue(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `unknown key ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  if (issue.code === 'invalid_key') return issue.issues[0]?.message ?? 'invalid key';
+  if (issue.code === 'invalid_type' && issue.message.startsWith('Invalid input')) {
+    return issue.input === undefined
+      ? 'required'
+      : `expected ${issue.expected === 'record' ? 'object' : issue.expected}`;
+  }
+  if (issue.code === 'invalid_value') return `expected ${issue.values.map((v) => JSON.stringify(v)).join(' or ')}`;
+  return issue.message;
+}
+
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path
+    .map((key, i) =>
+      typeof key === 'number'
+        ? `[${key}]`
+        : /^[A-Za-z0-9_-]+$/.test(String(key))
+          ? `${i ? '.' : ''}${String(key)}`
+          : `[${JSON.stringify(String(key))}]`,
+    )
+    .join('');
+}
+
+// Node 20 reports a character offset ("at position 12"), newer Nodes add a line; say line:column either way.
+export function jsonProblem(text: string, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const where = (offset: number) => {
+    const before = text.slice(0, offset);
+    const line = before.split('\n').length;
+    return `line ${line}, column ${offset - before.lastIndexOf('\n')}`;
+  };
+  const position = /\s*at position (\d+)(?: \(line \d+ column \d+\))?/.exec(message);
+  if (position !== null) return message.replace(position[0], ` at ${where(Number(position[1]))}`);
+  return /end of JSON input/.test(message) ? `${message} at ${where(text.length)}` : message;
+}

@@ -1,0 +1,122 @@
+// The tool policy as a user meets it: `dh worker` reads DH_POLICY (and refuses a broken file in one line
+// naming line and column), `dh run` shows a denial and an ask with its short id, `dh approve --remember`
+// answers it, and `dh audit --rejudge` names the verdict a changed file would decide differently.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalShortId } from '../../src/core/index.js';
+import {
+  dh,
+  sessionIdOf,
+  show,
+  spawnDh,
+  startLiveStack,
+  testStackEnv,
+  TEST_MODEL,
+  type LiveStack,
+} from '../cli/live-harness.js';
+
+const RULES = [
+  { id: 'pwd', tool: 'shell', when: [{ arg: '/command', equals: 'pwd' }], outcome: 'allow' },
+  { id: 'notes', tool: 'write_file', when: [{ arg: '/path', inside: 'notes' }], outcome: 'allow' },
+  { id: 'other-writes', tool: 'write_file', outcome: 'deny', reason: 'write only under notes/' },
+];
+
+describe('the tool policy through dh', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'dh-policy-cli-'));
+  const policyFile = join(dir, 'policy.json');
+  let live: LiveStack;
+  beforeAll(async () => {
+    writeFileSync(policyFile, JSON.stringify({ version: 'p1', rules: RULES }, null, 2));
+    live = await startLiveStack(
+      {
+        models: [TEST_MODEL],
+        mode: 'match',
+        replies: [
+          {
+            match: { lastUserContains: 'policy-task' },
+            toolCalls: [
+              { id: 'c1', name: 'shell', arguments: { command: 'pwd' } },
+              { id: 'c2', name: 'write_file', arguments: { path: 'secret.txt', content: 's' } },
+              { id: 'c3', name: 'write_file', arguments: { path: 'notes/a.md', content: 'a' } },
+              { id: 'c4', name: 'read_file', arguments: { path: 'notes/a.md' } },
+            ],
+          },
+          { match: { lastUserContains: 'policy-task' }, text: 'All done.' },
+        ],
+      },
+      { DH_POLICY: policyFile },
+    );
+  });
+  afterAll(async () => {
+    await live?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('run shows the denial and the ask; approve --remember by short id; audit --rejudge names a changed verdict', async () => {
+    const { env } = live.stack;
+    const run = spawnDh(['run', 'policy-task: look around'], env);
+    const sessionId = await sessionIdOf(run);
+    const shortId = approvalShortId('c4');
+    await run.waitFor(new RegExp(`⏸ read_file needs approval \\[${shortId}\\]`), 60_000);
+    expect(run.stderr()).toMatch(/✗ policy denied write_file \(rule other-writes\): write only under notes\//);
+    const approved = await dh(['approve', sessionId, shortId, '--remember', 'tool'], env);
+    expect(approved.code, show(approved)).toBe(0);
+    const r = await run.result;
+    expect(r.code, show(r)).toBe(0);
+    expect(r.stderr).toMatch(/remembered for this session: allow read_file/);
+
+    const log = await dh(['log', sessionId, '--json'], env);
+    const verdicts = log.stdout
+      .trim()
+      .split('\n')
+      .map(
+        (line) => JSON.parse(line) as { type: string; callId?: string; outcome?: string; rule?: string; by?: string },
+      )
+      .filter((e) => e.type === 'policy/verdict')
+      .map((e) => `${e.callId}:${e.outcome}:${e.rule ?? e.by}`);
+    expect(verdicts).toEqual(['c1:allow:pwd', 'c2:deny:other-writes', 'c3:allow:notes', 'c4:ask:default']);
+
+    const same = await dh(['audit', sessionId, '--rejudge'], env);
+    expect(same.code, show(same)).toBe(0);
+    expect(same.stdout).toMatch(/^4 verdict\(s\) re-judged by .*policy\.json \(version p1\): 4 same, 0 differ/m);
+
+    // pwd now asks: the verdict that allowed it is named, and the audit fails.
+    const stricter = join(dir, 'stricter.json');
+    writeFileSync(stricter, JSON.stringify({ version: 'p2', rules: RULES.slice(1) }));
+    const changed = await dh(['audit', sessionId, '--rejudge', '--policy', stricter, '--json'], env);
+    expect(changed.code, show(changed)).toBe(1);
+    const report = JSON.parse(changed.stdout) as { differs: number; verdicts: { callId: string; status: string }[] };
+    expect(report.differs).toBe(1);
+    expect(report.verdicts.filter((v) => v.status === 'differs').map((v) => v.callId)).toEqual(['c1']);
+    const text = await dh(['audit', sessionId, '--rejudge', '--policy', stricter], env);
+    expect(text.stdout).toMatch(/^DIFFERS seq \d+ 1\.1 shell c1: was allow by pwd \(p1\) → now ask by default$/m);
+
+    const misplaced = await dh(['audit', sessionId, '--policy', stricter], env);
+    expect(misplaced.code, show(misplaced)).toBe(2);
+    expect(misplaced.stderr).toMatch(/--policy and --workspace go with --rejudge/);
+  }, 120_000);
+
+  it('a broken policy file stops the worker at start with one line naming its line and column', async () => {
+    const broken = join(dir, 'broken.json');
+    writeFileSync(broken, '{\n  "rules": [\n    { "id": "a", "tool": "shell", "outcome": "allow", }\n  ]\n}\n');
+    const stack = testStackEnv('http://127.0.0.1:9/v1', { DH_POLICY: broken });
+    try {
+      const r = await dh(['worker'], stack.env);
+      expect(r.code, show(r)).toBe(1);
+      const lines = r.stderr.trim().split('\n');
+      expect(
+        lines.filter((l) => l.includes('policy')),
+        show(r),
+      ).toEqual([
+        expect.stringMatching(new RegExp(`invalid tool policy in ${broken}: not valid JSON: .*line 3, column \\d+`)),
+      ]);
+      const missing = await dh(['audit', 'nobody', '--rejudge'], { ...stack.env, DH_POLICY: join(dir, 'none.json') });
+      expect(missing.code, show(missing)).toBe(1);
+      expect(missing.stderr).toMatch(/no such file \(named by DH_POLICY\)/);
+    } finally {
+      stack.cleanup();
+    }
+  });
+});
