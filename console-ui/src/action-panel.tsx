@@ -1,5 +1,6 @@
 // What an operator can do to a session: send a followup / steer / inject, interrupt, approve or deny the
-// waiting tool call, compact, fork at a seq. Each error is shown exactly as the API returned it.
+// waiting tool call (shown by its short id; "Approve & remember" approves every later call of its tool in the
+// session too), compact, fork at a seq. Each error is shown exactly as the API returned it.
 import { useState } from 'preact/hooks';
 import type {
   Accepted,
@@ -10,6 +11,13 @@ import type {
 } from '../../src/console/console-api.js';
 import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
 import { apiPost, describeError, routePath } from './api-client.js';
+
+/** The decisions on a waiting call; "remember" adds a session rule that approves its tool's later calls. */
+const APPROVAL_BUTTONS: readonly { label: string; what: string; body: ApprovalRequest }[] = [
+  { label: 'Approve', what: 'approve', body: { decision: 'approve' } },
+  { label: 'Deny', what: 'deny', body: { decision: 'deny' } },
+  { label: 'Approve & remember', what: 'approve and remember', body: { decision: 'approve', remember: 'tool' } },
+];
 
 export function ActionPanel(props: { detail: SessionDetail; onDone: () => void; onForked: (id: string) => void }) {
   const id = props.detail.sessionId;
@@ -76,18 +84,23 @@ export function ActionPanel(props: { detail: SessionDetail; onDone: () => void; 
       {pending !== null && (
         <div role="group" aria-label="Pending approval" class="approval">
           <p>
-            Waiting for approval: <strong>{pending.name}</strong> ({pending.callId}) — {pending.reason}
+            {/* The short id is what `dh approve` takes too; older workers do not send one. */}
+            {pending.shortId !== undefined && (
+              <code class="short-id" title={`call ${pending.callId}`}>
+                {pending.shortId}
+              </code>
+            )}{' '}
+            Waiting for approval: <strong>{pending.name}</strong>
+            {pending.shortId === undefined && ` (${pending.callId})`} — {pending.reason}
           </p>
-          {(['approve', 'deny'] as const).map((decision) => (
+          {APPROVAL_BUTTONS.map(({ label, what, body }) => (
             <button
-              key={decision}
+              key={label}
               type="button"
-              onClick={() => {
-                const body: ApprovalRequest = { decision };
-                act(decision, () => post<Accepted>(CONSOLE_ROUTES.approve, body, { callId: pending.callId }));
-              }}
+              title={body.remember === 'tool' ? `approve every call of ${pending.name} in this session` : undefined}
+              onClick={() => act(what, () => post<Accepted>(CONSOLE_ROUTES.approve, body, { callId: pending.callId }))}
             >
-              {decision === 'approve' ? 'Approve' : 'Deny'}
+              {label}
             </button>
           ))}
         </div>

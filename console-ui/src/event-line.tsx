@@ -1,4 +1,5 @@
-// One log event as a line of the timeline: what it says, in a few words.
+// One log event as a line of the timeline: what it says, in a few words. A tool policy's deny is marked
+// like an error (class `bad`), so a refused call stands out among the allowed ones.
 import type { SessionEvent } from '../../src/core/index.js';
 import { clip } from './format.js';
 
@@ -33,6 +34,22 @@ export function describeEvent(e: SessionEvent): string {
       );
     case 'turn/end':
       return String(r.reason);
+    case 'policy/verdict': {
+      const by =
+        e.by === 'evaluator'
+          ? `evaluator ${e.evaluator ?? '?'}`
+          : e.rule !== undefined
+            ? `${e.by === 'session-rule' ? 'session rule' : 'rule'} ${e.rule}`
+            : e.by;
+      return `${e.outcome} ${e.name} (${e.callId}) by ${by}${e.reason !== undefined ? `: ${clip(e.reason)}` : ''}`;
+    }
+    case 'policy/rule': {
+      const rule = e.rule;
+      return (
+        `remembered for this session: ${rule.outcome} ${[rule.tool].flat().join(', ')}` +
+        `${rule.when !== undefined ? ' (these arguments)' : ''}${e.by !== undefined ? ` by ${e.by}` : ''}`
+      );
+    }
     default:
       return clip(
         JSON.stringify(
@@ -46,7 +63,10 @@ export function describeEvent(e: SessionEvent): string {
 export function EventLine(props: { event: SessionEvent }) {
   const e = props.event;
   return (
-    <li class={`event ${e.type.replace('/', '-')}`} data-type={e.type}>
+    <li
+      class={`event ${e.type.replace('/', '-')}${e.type === 'policy/verdict' && e.outcome === 'deny' ? ' bad' : ''}`}
+      data-type={e.type}
+    >
       <span class="seq">#{e.seq}</span> <span class="type">{e.type}</span> <span>{describeEvent(e)}</span>
     </li>
   );

@@ -165,10 +165,12 @@ export interface MessageRequest {
   readonly content: UserContent;
   readonly source?: string;
 }
-/** POST /api/sessions/:id/approvals/:callId */
+/** POST /api/sessions/:id/approvals/:callId — `:callId` is the waiting call's id or its short id. */
 export interface ApprovalRequest {
   readonly decision: 'approve' | 'deny';
   readonly reason?: string;
+  /** Also decide later calls of this session alike: every call of this tool, or calls with these arguments. */
+  readonly remember?: 'tool' | 'call';
 }
 /** POST /api/sessions/:id/compact */
 export interface CompactRequest {

@@ -175,6 +175,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
 
   app.post(CONSOLE_ROUTES.approve, async (c) => {
     const id = c.req.param('id');
+    // The call id or its short id: the workflow resolves a short id against the call waiting.
     const callId = c.req.param('callId');
     const body = await bodyOf(c, ApprovalBody);
     const client = await withWorker(reachable(sessions), id);
@@ -183,6 +184,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
       decision: body.decision,
       by: 'console',
       ...(body.reason !== undefined ? { reason: body.reason } : {}),
+      ...(body.remember !== undefined ? { remember: body.remember } : {}),
     });
     return accepted(c);
   });

@@ -11,6 +11,7 @@ export type MessageBody = z.infer<typeof MessageBody>;
 export const ApprovalBody = z.strictObject({
   decision: ApprovePayload.shape.decision,
   reason: ApprovePayload.shape.reason,
+  remember: ApprovePayload.shape.remember,
 });
 export type ApprovalBody = z.infer<typeof ApprovalBody>;
 

@@ -149,7 +149,16 @@ export function openApiDocument(): Schema {
   };
   const approve = action('Approve or deny a tool call waiting for approval', 'ApprovalRequest', accepted);
   const approvePost = approve.post as Schema;
-  approvePost.parameters = [sessionId, { name: 'callId', in: 'path', required: true, schema: { type: 'string' } }];
+  approvePost.parameters = [
+    sessionId,
+    {
+      name: 'callId',
+      in: 'path',
+      required: true,
+      description: "the waiting tool call's id, or its 5-character short id",
+      schema: { type: 'string' },
+    },
+  ];
   paths[toPath(CONSOLE_ROUTES.approve)] = approve;
   return {
     openapi: '3.1.0',

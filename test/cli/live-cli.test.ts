@@ -4,6 +4,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalShortId } from '../../src/core/index.js';
 import type { ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import {
@@ -147,7 +148,11 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
     const run = spawnDh(['run', 'approve-task: write a note'], stack.env);
     const sessionId = await sessionIdOf(run);
     sessions.push(sessionId);
-    await run.waitFor(/write_file \(w1\) needs approval/);
+    // The waiting call is named by its short id, with the command that decides it.
+    const shortId = approvalShortId('w1');
+    await run.waitFor(/ {2}dh approve \S+ \S+ {3}· --deny · --remember tool\n/);
+    expect(run.stderr()).toMatch(new RegExp(`⏸ write_file needs approval \\[${shortId}\\]: [^\n]+\n`));
+    expect(run.stderr()).toContain(`  dh approve ${sessionId} ${shortId}   · --deny · --remember tool\n`);
 
     // Four other processes at once: a wrong approval is refused; inject, steer and an acknowledged
     // next-step send queue for step 2.
@@ -167,7 +172,8 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
     expect(JSON.parse(sent.stdout)).toMatchObject({ target: 'next-step', duplicate: false, downgraded: false });
     expect(wrongCall.code, show(wrongCall)).toBe(1);
     expect(wrongCall.stderr).toMatch(/^dh: no tool call "no-such-call" is waiting for approval\n$/);
-    const approved = await dh(['approve', sessionId, 'w1', '--reason', 'fine', '--json'], stack.env);
+    // By its short id: the workflow resolves it to the waiting call.
+    const approved = await dh(['approve', sessionId, shortId, '--reason', 'fine', '--json'], stack.env);
     expect(approved.code, show(approved)).toBe(0);
     expect(JSON.parse(approved.stdout)).toEqual({ callId: 'w1', decision: 'approve' });
 
@@ -288,5 +294,13 @@ describe('configuration is checked before anything starts', () => {
     } finally {
       rmSync(home, { recursive: true, force: true });
     }
+  });
+});
+
+describe('options are checked before anything connects', () => {
+  it('dh approve --remember takes tool or call only (exit 2, no server needed)', async () => {
+    const forever = await dh(['approve', 's', 'x', '--remember', 'forever'], cleanEnv({}));
+    expect(forever.code, show(forever)).toBe(2);
+    expect(forever.stderr).toMatch(/--remember <what>' argument 'forever' is invalid\. Allowed choices are tool, call/);
   });
 });

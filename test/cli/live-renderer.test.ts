@@ -1,9 +1,10 @@
 // How `dh run` / `dh attach` render a running tool call's progress: one plain note line per update on
 // stderr between the call's `→` and `←` lines, `… <tool> <progress>[/<total>] [message]`; nothing on
-// stdout, no cursor codes without a TTY; and a note arriving mid-answer never splits a piped stdout.
+// stdout, no cursor codes without a TTY; a note arriving mid-answer never splits a piped stdout; and the
+// tool policy: an approval by its short id with the command that decides it, a deny, a remembered rule.
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { toEvent, type EventOf } from '../../src/core/index.js';
+import { approvalShortId, toEvent, type EventDraft, type EventOf } from '../../src/core/index.js';
 import { LiveRenderer } from '../../src/cli/live/live-renderer.js';
 import type { FollowOp } from '../../src/streaming/session-follower.js';
 
@@ -106,5 +107,57 @@ describe('LiveRenderer: a note while the answer streams', () => {
     renderer.op(text('half'));
     renderer.note('a note');
     expect(out.text()).toBe('half\n');
+  });
+});
+
+describe('LiveRenderer: the tool policy', () => {
+  const render = (...drafts: EventDraft[]): string => {
+    const err = sink();
+    const renderer = new LiveRenderer({ sessionId: 's1', out: sink().stream, err: err.stream, tty: false });
+    drafts.forEach((draft, i) => renderer.op({ type: 'event', event: toEvent(draft, 10 + i) }));
+    renderer.close();
+    return err.text();
+  };
+  const verdict = {
+    type: 'policy/verdict',
+    at: 1,
+    turn: 1,
+    step: 1,
+    callId: 'call_0123456789abcdef',
+    name: 'shell',
+    version: 'v1',
+    inputs: 'sha256:00',
+  } as const;
+
+  it('names a waiting call by its short id, in the command that decides it', () => {
+    const callId = 'call_0123456789abcdef';
+    const shortId = approvalShortId(callId);
+    expect(shortId).toMatch(/^[0-9a-f]{5}$/);
+    const text = render({ type: 'approval/request', at: 1, turn: 1, step: 1, callId, name: 'shell', reason: 'asks' });
+    expect(text).toBe(
+      `⏸ shell needs approval [${shortId}]: asks\n  dh approve s1 ${shortId}   · --deny · --remember tool\n`,
+    );
+    expect(text).not.toContain(callId);
+  });
+
+  it('notes a deny with what decided it; an allow or an ask adds nothing', () => {
+    expect(render({ ...verdict, outcome: 'deny', by: 'rule', rule: 'no-rm', reason: 'rm is\nnot allowed' })).toBe(
+      '✗ policy denied shell (rule no-rm): rm is not allowed\n',
+    );
+    expect(render({ ...verdict, outcome: 'deny', by: 'evaluator', evaluator: 'risk' })).toBe(
+      '✗ policy denied shell (evaluator risk)\n',
+    );
+    expect(render({ ...verdict, outcome: 'allow', by: 'rule', rule: 'reads' })).toBe('');
+    expect(render({ ...verdict, outcome: 'ask', by: 'default' })).toBe('');
+  });
+
+  it('notes a rule remembered for the session, for the tool or for these arguments', () => {
+    const rule = { type: 'policy/rule', at: 1, turn: 1, step: 1, callId: 'c1' } as const;
+    expect(
+      render(
+        { ...rule, rule: { id: 'session:c1', tool: 'shell', outcome: 'allow' } },
+        { ...rule, rule: { id: 'session:c2', tool: 'shell', when: [{ arg: '', equals: { a: 1 } }], outcome: 'deny' } },
+      ),
+    ).toBe('remembered for this session: allow shell\nremembered for this session: deny shell (these arguments)\n');
   });
 });

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
+import { approvalShortId } from '../../src/core/index.js';
 import { forkSession } from '../../src/operations/fork-session.js';
 import { SessionClient } from '../../src/client/session-client.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
@@ -112,7 +113,10 @@ describe('web console in chromium', () => {
     const session = page.getByRole('region', { name: 'Session ui-approve' });
     const approval = session.getByRole('group', { name: 'Pending approval' });
     await approval.getByText('shout').first().waitFor();
-    await approval.getByRole('button', { name: 'Approve' }).click();
+    // Shown by its short id, with a third button that also remembers the approval for the tool.
+    await approval.getByText(approvalShortId('g1'), { exact: true }).waitFor();
+    await approval.getByRole('button', { name: 'Approve & remember' }).waitFor();
+    await approval.getByRole('button', { name: 'Approve', exact: true }).click();
 
     const events = await waitForTurnEnd(h.store, 'ui-approve', 1);
     const decision = events.find((e) => e.type === 'approval/decision');

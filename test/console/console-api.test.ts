@@ -11,7 +11,7 @@ import type {
   ApiError,
 } from '../../src/console/console-api.js';
 import type { ConsoleServer } from '../../src/console/console-server.js';
-import type { SessionEvent } from '../../src/core/index.js';
+import { approvalShortId, type SessionEvent } from '../../src/core/index.js';
 import { approvalPolicyPlugin } from '../../src/plugins/basic-plugins.js';
 import type { Plugin } from '../../src/plugins/plugin.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
@@ -235,11 +235,23 @@ describe('web console API on the real stack', () => {
       detail = (await api('/api/sessions/console-acts')).body as SessionDetail;
     }
     expect(detail?.state?.pendingApproval?.callId).toBe('f1');
-    expect((await post(server.url, '/api/sessions/console-acts/approvals/f1', { decision: 'approve' })).status).toBe(
-      202,
-    );
+    // Approved by its short id, and remembered for the tool.
+    const shortId = approvalShortId('f1');
+    expect(detail?.state?.pendingApproval?.shortId).toBe(shortId);
+    expect(
+      (
+        await post(server.url, `/api/sessions/console-acts/approvals/${shortId}`, {
+          decision: 'approve',
+          remember: 'tool',
+        })
+      ).status,
+    ).toBe(202);
     const events = await waitForTurnEnd(h.store, 'console-acts', 2);
     expect(events.find((e) => e.type === 'approval/decision')).toMatchObject({ callId: 'f1', decision: 'approve' });
+    expect(events.find((e) => e.type === 'policy/rule')).toMatchObject({
+      callId: 'f1',
+      rule: { tool: 'fail', outcome: 'allow' },
+    });
     const user = events
       .filter((e) => e.type === 'user/message')
       .map((e) => (e.type === 'user/message' ? e.origin : ''));
@@ -284,6 +296,12 @@ describe('web console API on the real stack', () => {
       409,
       'NO_PENDING_APPROVAL',
     );
+    const forever = await post(server.url, '/api/sessions/console-first/approvals/zz', {
+      decision: 'approve',
+      remember: 'forever',
+    });
+    expectError(forever, 400, 'INVALID_PAYLOAD');
+    expect((forever.body as ApiError).error.message).toContain('remember');
     expectError(await api('/api/sessions/console-first/steps/9/9/request'), 404, 'STEP_NOT_FOUND');
     expectError(await api('/api/sessions/console-first/events?from=x'), 400, 'INVALID_PAYLOAD');
     expectError(await api('/api/nothing-here'), 404, 'NOT_FOUND');

@@ -27,6 +27,17 @@ const PASTE_END = '[201~';
 
 const QUEUE_LABEL = { step: 'next step', turn: 'next turn', context: 'context' } as const;
 
+/**
+ * What a key typed on an empty input line decides while a call waits for approval: `y` approves, `n` denies,
+ * `a` approves it and every later call of its tool in this session (a remembered rule); other keys type.
+ */
+export function approvalKey(chars: string): { decision: 'approve' | 'deny'; remember?: 'tool' } | null {
+  if (chars === 'y') return { decision: 'approve' };
+  if (chars === 'n') return { decision: 'deny' };
+  if (chars === 'a') return { decision: 'approve', remember: 'tool' };
+  return null;
+}
+
 export function ChatApp({ controller }: { readonly controller: ChatController }): ReactElement {
   const { exit } = useApp();
   const model = controller.model;
@@ -101,8 +112,9 @@ export function ChatApp({ controller }: { readonly controller: ChatController })
     if (key.ctrl && chars === 'a') return setInput((s) => editInput(s, { kind: 'home' }));
     if (key.ctrl && chars === 'e') return setInput((s) => editInput(s, { kind: 'end' }));
     const approval = model.approvals[0];
-    if (approval !== undefined && current.current.text === '' && (chars === 'y' || chars === 'n')) {
-      void controller.decide(approval.callId, chars === 'y' ? 'approve' : 'deny');
+    const decision = approval !== undefined && current.current.text === '' ? approvalKey(chars) : null;
+    if (approval !== undefined && decision !== null) {
+      void controller.decide(approval.callId, decision.decision, decision.remember);
       return;
     }
     if (chars === PASTE_START || chars === PASTE_END) {
@@ -147,7 +159,8 @@ export function ChatApp({ controller }: { readonly controller: ChatController })
       ? h(
           Text,
           { color: 'yellow' },
-          `⏸ ${approval.name} ${approval.args} needs approval (${approval.reason}): y approve · n deny`,
+          `⏸ ${approval.name} ${approval.args} needs approval [${approval.shortId}] (${approval.reason}): ` +
+            `y approve · n deny · a always approve ${approval.name} (this session)`,
         )
       : null,
     h(InputLine, { input }),

@@ -38,6 +38,7 @@ export const CHAT_HELP = [
   'Tab: queue as a followup for after this turn · Ctrl-J: new line · Esc: interrupt · Ctrl-D: detach',
   '/inject <text>: context that does not wake the agent · /compact · /fork · /show · /audit · /help',
   'y / n with an empty line: approve or deny the call waiting for approval · //text sends "/text"',
+  'a with an empty line: approve it, and every later call of its tool in this session without asking',
 ].join('\n');
 
 export class ChatController {
@@ -141,8 +142,16 @@ export class ChatController {
     await this.#report(() => this.ctx.sessions.interrupt(this.sessionId, 'Esc in dh chat'));
   }
 
-  async decide(callId: string, decision: 'approve' | 'deny'): Promise<void> {
-    await this.#report(() => this.ctx.sessions.approve(this.sessionId, { callId, decision, by: CHAT_SOURCE }));
+  /** `remember`: also decide later calls of this session alike (see ApprovePayload.remember). */
+  async decide(callId: string, decision: 'approve' | 'deny', remember?: 'tool' | 'call'): Promise<void> {
+    await this.#report(() =>
+      this.ctx.sessions.approve(this.sessionId, {
+        callId,
+        decision,
+        by: CHAT_SOURCE,
+        ...(remember !== undefined ? { remember } : {}),
+      }),
+    );
   }
 
   async command(command: SlashCommand): Promise<void> {

@@ -1,11 +1,12 @@
 // What `dh chat` shows, folded from the session follower's ops: finished transcript lines (printed once),
 // the step streaming now and the lines that came while it streams, whether a turn runs, what waits in each
-// inbox queue (and what this chat is still sending), and calls awaiting approval. Everything but the lines
-// being sent comes from the log (and live deltas), so a reattached chat shows the same state.
-import type { EventOf, SessionEvent } from '../../core/index.js';
+// inbox queue (and what this chat is still sending), calls awaiting approval (with their short ids), and the
+// tool policy's denials and remembered rules as notes. Everything but the lines being sent comes from the
+// log (and live deltas), so a reattached chat shows the same state.
+import { approvalShortId, type EventOf, type SessionEvent } from '../../core/index.js';
 import { usageLabel } from '../../streaming/usage-label.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
-import { clip, text } from '../live/live-renderer.js';
+import { clip, policyDenyNote, rememberedRuleNote, text } from '../live/live-renderer.js';
 import { limiterWaitLabel } from '../../streaming/limiter-wait-label.js';
 import type { MessageFate } from './chat-input.js';
 
@@ -37,6 +38,8 @@ export interface Sending {
 
 export interface PendingApproval {
   readonly callId: string;
+  /** What the screen shows and `dh approve` takes in place of the call id. */
+  readonly shortId: string;
   readonly name: string;
   readonly args: string;
   readonly reason: string;
@@ -235,6 +238,7 @@ export class ChatModel {
         const call = this.#calls.get(event.callId);
         this.#approvals.set(event.callId, {
           callId: event.callId,
+          shortId: approvalShortId(event.callId),
           name: event.name,
           args: call?.args ?? '',
           reason: event.reason,
@@ -248,6 +252,13 @@ export class ChatModel {
           'note',
           `${event.decision === 'approve' ? '✓ approved' : event.decision === 'deny' ? '✗ denied' : '⏱ no decision:'} ${event.callId}`,
         );
+        return;
+      case 'policy/verdict':
+        // Allowed calls would drown the transcript; an ask shows as the pending approval.
+        if (event.outcome === 'deny') this.#push('warn', policyDenyNote(event));
+        return;
+      case 'policy/rule':
+        this.#push('note', rememberedRuleNote(event));
         return;
       case 'compact/start':
         this.#activity = 'compacting the context…';

@@ -25,6 +25,8 @@ export interface SendOptions extends MessageOptions {
 
 export interface ApproveOptions {
   deny?: boolean;
+  /** Remember the decision for the rest of the session (commander has checked the choice). */
+  remember?: 'tool' | 'call';
   reason?: string;
   by: string;
   json?: boolean;
@@ -97,8 +99,19 @@ export const approveCommand = cliAction(async (session: string, callId: string, 
       decision: options.deny ? 'deny' : 'approve',
       by: options.by,
       ...(options.reason !== undefined ? { reason: options.reason } : {}),
+      ...(options.remember !== undefined ? { remember: options.remember } : {}),
     });
-    out(options.json, decision, `${decision.decision === 'approve' ? 'approved' : 'denied'} ${decision.callId}`);
+    const remembered =
+      options.remember === undefined
+        ? ''
+        : options.remember === 'tool'
+          ? ', and every later call of this tool in this session'
+          : ', and later calls with these arguments in this session';
+    out(
+      options.json,
+      decision,
+      `${decision.decision === 'approve' ? 'approved' : 'denied'} ${decision.callId}${remembered}`,
+    );
   });
 });
 

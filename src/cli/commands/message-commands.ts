@@ -69,8 +69,14 @@ export function registerMessageCommands(program: Command): void {
     .command('approve')
     .description('decide on a tool call waiting for approval')
     .argument('<session>', 'session id')
-    .argument('<callId>', 'the waiting tool call (shown by run / attach)')
+    .argument('<callId>', 'the waiting tool call: its id or its 5-character short id (both shown by run / attach)')
     .option('--deny', 'deny instead of approve')
+    .addOption(
+      new Option(
+        '--remember <what>',
+        'also decide later calls of this session alike: every call of this tool, or calls with these arguments',
+      ).choices(['tool', 'call']),
+    )
     .option('--reason <text>', 'why (recorded)')
     .option('--by <name>', 'who decides (recorded)', process.env.USER || 'cli')
     .option('--json', 'print the decision as JSON')

@@ -1,7 +1,7 @@
 // Renders a followed session for a person: answer text on stdout as it streams, tool calls, their
-// progress, results, approvals, subagents starting and ending, and steering as compact one-line notes on
-// stderr, and a spinner while waiting (TTY only).
-import { usageTotal, type EventOf, type SessionEvent, type UserContent } from '../../core/index.js';
+// progress, results, approvals (by short id), policy denials and remembered rules, subagents starting and
+// ending, and steering as compact one-line notes on stderr, and a spinner while waiting (TTY only).
+import { approvalShortId, usageTotal, type EventOf, type SessionEvent, type UserContent } from '../../core/index.js';
 import type { FollowOp } from '../../streaming/session-follower.js';
 import { limiterWaitLabel } from '../../streaming/limiter-wait-label.js';
 
@@ -162,12 +162,20 @@ export class LiveRenderer {
         }
         this.waiting('waiting…');
         return;
-      case 'approval/request':
-        this.note(`⏸ ${event.name} (${event.callId}) needs approval: ${clip(event.reason)}`);
-        this.note(
-          `  dh approve ${this.#sessionId} ${event.callId}    or    dh approve ${this.#sessionId} ${event.callId} --deny`,
-        );
+      case 'approval/request': {
+        // The short id is what a person types; `dh approve` resolves it against the one waiting call.
+        const shortId = approvalShortId(event.callId);
+        this.note(`⏸ ${event.name} needs approval [${shortId}]: ${clip(event.reason)}`);
+        this.note(`  dh approve ${this.#sessionId} ${shortId}   · --deny · --remember tool`);
         this.waiting('waiting for approval…');
+        return;
+      }
+      case 'policy/verdict':
+        // Allowed calls would drown the output; an ask is followed by its approval/request.
+        if (event.outcome === 'deny') this.note(policyDenyNote(event));
+        return;
+      case 'policy/rule':
+        this.note(rememberedRuleNote(event));
         return;
       case 'approval/decision':
         this.note(
@@ -235,6 +243,26 @@ export class LiveRenderer {
 export function text(content: UserContent): string {
   if (typeof content === 'string') return content;
   return content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join(' ');
+}
+
+/** A call the tool policy denied, and what decided it: `✗ policy denied shell (rule no-rm): why`. */
+export function policyDenyNote(event: EventOf<'policy/verdict'>): string {
+  const by =
+    event.by === 'evaluator'
+      ? `evaluator ${event.evaluator ?? '?'}`
+      : event.by === 'default'
+        ? 'default'
+        : `${event.by === 'session-rule' ? 'session rule' : 'rule'} ${event.rule ?? '?'}`;
+  return `✗ policy denied ${event.name} (${by})${event.reason !== undefined ? `: ${clip(event.reason)}` : ''}`;
+}
+
+/** A decision remembered by "approve and remember": its outcome and tool, and whether it is for these arguments only. */
+export function rememberedRuleNote(event: EventOf<'policy/rule'>): string {
+  const { rule } = event;
+  return (
+    `remembered for this session: ${rule.outcome} ${[rule.tool].flat().join(', ')}` +
+    `${rule.when !== undefined ? ' (these arguments)' : ''}`
+  );
 }
 
 /** A progress amount: whole numbers as they are, fractions to at most two decimals. */

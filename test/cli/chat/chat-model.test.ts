@@ -1,10 +1,16 @@
 // What the chat shows, folded from a session's log: the queues a message waits in (and a steer that came
 // during an interrupt moving to the next turn), where each claimed message entered, a message being sent
 // until the log has it, the running turn, streamed text replaced by the logged answer (with the lines that
-// came while it streamed after it), and a call waiting for approval.
+// came while it streamed after it), a call waiting for approval (with its short id, and the keys that
+// decide it), and the tool policy's denials and remembered rules.
 import { describe, expect, it } from 'vitest';
+import { approvalKey } from '../../../src/cli/chat/chat-app.js';
+import { ChatController } from '../../../src/cli/chat/chat-controller.js';
 import { ChatModel } from '../../../src/cli/chat/chat-model.js';
-import type { SessionEvent } from '../../../src/core/index.js';
+import type { CliContext } from '../../../src/cli/cli-context.js';
+import { approvalShortId, type SessionEvent } from '../../../src/core/index.js';
+import type { ApprovePayload } from '../../../src/shared/session-messages.js';
+import type { DeltaChannel } from '../../../src/streaming/delta-channel.js';
 import { assistantMessage, event, T0, turnStart } from '../../helpers/event-builders.js';
 
 const op = (e: SessionEvent) => ({ type: 'event' as const, event: e });
@@ -123,10 +129,79 @@ describe('chat model', () => {
       ),
     );
     expect(model.approvals).toEqual([
-      { callId: 'c1', name: 'shell', args: '{"command":"rm -rf build"}', reason: 'shell asks' },
+      {
+        callId: 'c1',
+        shortId: approvalShortId('c1'),
+        name: 'shell',
+        args: '{"command":"rm -rf build"}',
+        reason: 'shell asks',
+      },
     ]);
+    expect(model.approvals[0]?.shortId).toMatch(/^[0-9a-f]{5}$/);
     model.apply(op(event({ type: 'approval/decision', at: T0, turn: 1, step: 1, callId: 'c1', decision: 'deny' }, 5)));
     expect(model.approvals).toEqual([]);
+  });
+
+  it("notes the policy's denials and remembered rules; an allowed call adds nothing", () => {
+    const model = new ChatModel();
+    const verdict = {
+      type: 'policy/verdict',
+      at: T0,
+      turn: 1,
+      step: 1,
+      callId: 'c1',
+      name: 'shell',
+      version: 'v1',
+      inputs: 'sha256:00',
+    } as const;
+    model.apply(op(event({ ...verdict, outcome: 'allow', by: 'default' }, 3)));
+    model.apply(op(event({ ...verdict, outcome: 'deny', by: 'session-rule', rule: 'session:c0', reason: 'no' }, 4)));
+    model.apply(
+      op(
+        event(
+          {
+            type: 'policy/rule',
+            at: T0,
+            turn: 1,
+            step: 2,
+            callId: 'c2',
+            rule: { id: 'session:c2', tool: 'write_file', outcome: 'allow' },
+          },
+          5,
+        ),
+      ),
+    );
+    expect(model.linesFrom(0).map((l) => [l.kind, l.text])).toEqual([
+      ['warn', '✗ policy denied shell (session rule session:c0): no'],
+      ['note', 'remembered for this session: allow write_file'],
+    ]);
+  });
+
+  it('y / n / a on an empty line decide the waiting call; a remembers the approval for its tool', async () => {
+    expect(approvalKey('y')).toEqual({ decision: 'approve' });
+    expect(approvalKey('n')).toEqual({ decision: 'deny' });
+    expect(approvalKey('a')).toEqual({ decision: 'approve', remember: 'tool' });
+    expect(approvalKey('b')).toBeNull();
+    const sent: ApprovePayload[] = [];
+    const ctx = {
+      store: {},
+      sessions: {
+        approve: (_sessionId: string, payload: ApprovePayload) => {
+          sent.push(payload);
+          return Promise.resolve({ callId: payload.callId, decision: payload.decision });
+        },
+      },
+    } as unknown as CliContext;
+    const controller = new ChatController(ctx, {} as DeltaChannel, 's1');
+    const a = approvalKey('a');
+    const y = approvalKey('y');
+    if (a === null || y === null) throw new Error('no decision');
+    await controller.decide('c1', a.decision, a.remember);
+    await controller.decide('c1', y.decision, y.remember);
+    expect(sent).toEqual([
+      { callId: 'c1', decision: 'approve', by: 'chat', remember: 'tool' },
+      { callId: 'c1', decision: 'approve', by: 'chat' },
+    ]);
   });
 
   it('moves a claimed message from its queue to the transcript, saying where it entered', () => {
