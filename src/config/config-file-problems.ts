@@ -39,3 +39,22 @@ export function jsonProblem(text: string, error: unknown): string {
   if (position !== null) return message.replace(position[0], ` at ${where(Number(position[1]))}`);
   return /end of JSON input/.test(message) ? `${message} at ${where(text.length)}` : message;
 }
+
+/**
+ * A configuration file's text as JSON, or the one problem with it: empty, not JSON (with line and column),
+ * or an own `__proto__` key, which survives JSON.parse but zod drops: an entry would vanish without a word.
+ */
+export function parseConfigJson(
+  text: string,
+): { readonly ok: true; readonly json: unknown } | { readonly ok: false; readonly problem: string } {
+  const source = text.replace(/^\uFEFF/, '');
+  if (source.trim() === '') return { ok: false, problem: 'the file is empty' };
+  let json: unknown;
+  let proto = false;
+  try {
+    json = JSON.parse(source, (key, value: unknown) => ((proto ||= key === '__proto__'), value));
+  } catch (error) {
+    return { ok: false, problem: `not valid JSON: ${jsonProblem(source, error)}` };
+  }
+  return proto ? { ok: false, problem: 'a "__proto__" key is not allowed' } : { ok: true, json };
+}

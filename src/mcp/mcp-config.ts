@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { DhError } from '../core/errors.js';
-import { describeIssue, formatPath, jsonProblem } from '../config/config-file-problems.js';
+import { describeIssue, formatPath, parseConfigJson } from '../config/config-file-problems.js';
 
 const CODE = 'INVALID_CONFIG';
 const REFERENCE = /\$\{([^}]*)\}/g;
@@ -153,17 +153,9 @@ export async function loadMcpConfig(options: {
     if (code === 'ENOENT' && named === undefined) return undefined;
     return fail(code === 'ENOENT' ? 'no such file (named by DH_MCP_CONFIG)' : `cannot read it (${code ?? 'error'})`);
   }
-  const source = text.replace(/^\uFEFF/, '');
-  if (source.trim() === '') return fail('the file is empty');
-  let json: unknown;
-  let proto = false;
-  try {
-    // An own `__proto__` key survives JSON.parse but zod drops it: a server would vanish without a word.
-    json = JSON.parse(source, (key, value: unknown) => ((proto ||= key === '__proto__'), value));
-  } catch (error) {
-    return fail(`not valid JSON: ${jsonProblem(source, error)}`);
-  }
-  if (proto) return fail('a "__proto__" key is not allowed');
+  const read = parseConfigJson(text);
+  if (!read.ok) return fail(read.problem);
+  const { json } = read;
   const parsed = McpConfigFile.safeParse(json, { reportInput: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

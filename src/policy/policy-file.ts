@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { canonicalJson, sha256Digest } from '../core/canonical-json.js';
 import { DhError } from '../core/errors.js';
 import { PolicyRule } from '../core/policy-rule.js';
-import { describeIssue, formatPath, jsonProblem } from '../config/config-file-problems.js';
+import { describeIssue, formatPath, parseConfigJson } from '../config/config-file-problems.js';
 
 const CODE = 'INVALID_CONFIG';
 /** Ids of rules remembered in a session (see session-rules.ts); a file's rule may not take one. */
@@ -57,17 +57,9 @@ export function parsePolicy(text: string, file: string): Policy {
       path,
     });
   };
-  const source = text.replace(/^\uFEFF/, '');
-  if (source.trim() === '') return fail('the file is empty');
-  let json: unknown;
-  let proto = false;
-  try {
-    // An own `__proto__` key survives JSON.parse but zod drops it: a predicate would vanish without a word.
-    json = JSON.parse(source, (key, value: unknown) => ((proto ||= key === '__proto__'), value));
-  } catch (error) {
-    return fail(`not valid JSON: ${jsonProblem(source, error)}`);
-  }
-  if (proto) return fail('a "__proto__" key is not allowed');
+  const read = parseConfigJson(text);
+  if (!read.ok) return fail(read.problem);
+  const { json } = read;
   const parsed = PolicyFileShape.safeParse(json, { reportInput: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
