@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalShortId } from '../../src/core/approval-short-id.js';
 import { TOOL_OUTCOME_UNKNOWN, type EventOf, type SessionEvent } from '../../src/core/index.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
@@ -159,9 +160,11 @@ describe('MCP failures through `dh worker`', () => {
       const run = spawnDh(['run', 'ask-task: add two and three'], stack.env);
       const id = await sessionIdOf(run);
       await until(id, (events) => ofType(events, 'approval/request').length > 0, 'the approval request');
-      await run.waitFor(/mcp__everything__get-sum \(a1\) needs approval/);
+      // The user sees the short id and approves with it, as the hint line says.
+      const shortId = approvalShortId('a1');
+      await run.waitFor(new RegExp(`mcp__everything__get-sum needs approval \\[${shortId}\\]`));
       expect(calls('get-sum')).toEqual([]);
-      const approved = await dh(['approve', id, 'a1'], stack.env);
+      const approved = await dh(['approve', id, shortId], stack.env);
       expect(approved.code, show(approved)).toBe(0);
       const r = await run.result;
       expect(r.code, show(r)).toBe(0);
