@@ -647,6 +647,23 @@ const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
+    // Signals held since the start (the worker stopped while they were sent) reach the run in its first task:
+    // handled in arrival order since patch 'signals-in-arrival-order', so the inject after the close is refused.
+    name: 'signals-held-at-start',
+    play: async (rt, id) => {
+      let handle: SessionHandle | undefined;
+      await rt.replaceWorker('fixture-host', async () => {
+        handle = await rt.start(id);
+        await handle.signal(injectSignal, { content: 'said before the close', messageId: 'early' });
+        await handle.signal(closeSignal, { reason: 'done' });
+        await handle.signal(injectSignal, { content: 'said after the close', messageId: 'after' });
+      });
+      if (handle === undefined) throw new Error('the session was not started');
+      await handle.result();
+      return handle;
+    },
+  },
+  {
     // An eval run (dh eval): a recorded session's two steps sent again with another model, two at a time.
     name: 'eval-run',
     play: async (rt, id) => {

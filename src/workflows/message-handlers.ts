@@ -32,6 +32,7 @@ import {
   type RawArguments,
 } from './raw-message-definitions.js';
 import { stateView, type SessionState } from './session-state.js';
+import { registerInArrivalOrder } from './signals-in-arrival-order.js';
 import { since } from './workflow-patches.js';
 
 /** Longest `lastRejection` kept: it names a payload problem (which can quote a key) and is carried over. */
@@ -81,18 +82,20 @@ export function registerMessageHandlers(state: SessionState): void {
       if (tooLarge !== null) return reject(name, `content: ${tooLarge}`, messageId);
       accept(parsed.data, target, wakeup, origin);
     };
-  setHandler(rawFollowupSignal, messageSignal('followup', 'next-turn', true, 'followup'));
-  setHandler(rawSteerSignal, messageSignal('steer', 'next-step', true, 'steer'));
-  setHandler(rawInjectSignal, messageSignal('inject', 'next-step', false, 'inject'));
-  // `interrupt` and `close` take no payload: whatever they carry is never decoded, so it cannot stop them.
-  setHandler(rawInterruptSignal, () => {
-    if (state.status !== 'running' || state.aborting) return;
-    state.aborting = true;
-    state.status = 'aborting';
-    state.activeScope?.cancel();
-  });
-  setHandler(rawCloseSignal, () => {
-    state.closing = true;
+  registerInArrivalOrder(() => {
+    setHandler(rawFollowupSignal, messageSignal('followup', 'next-turn', true, 'followup'));
+    setHandler(rawSteerSignal, messageSignal('steer', 'next-step', true, 'steer'));
+    setHandler(rawInjectSignal, messageSignal('inject', 'next-step', false, 'inject'));
+    // `interrupt` and `close` take no payload: whatever they carry is never decoded, so it cannot stop them.
+    setHandler(rawInterruptSignal, () => {
+      if (state.status !== 'running' || state.aborting) return;
+      state.aborting = true;
+      state.status = 'aborting';
+      state.activeScope?.cancel();
+    });
+    setHandler(rawCloseSignal, () => {
+      state.closing = true;
+    });
   });
 
   const refuseWhenClosing = (): void => {

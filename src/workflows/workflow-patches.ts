@@ -22,6 +22,12 @@ export const BASELINE_PATCHES = [
 
 export type BaselinePatch = (typeof BASELINE_PATCHES)[number];
 
+/**
+ * Patches after the baseline, each asked with its own `patched()` where it applies. Signals held since the
+ * run's start are handled in arrival order (signals-in-arrival-order.ts).
+ */
+export const SIGNALS_IN_ARRIVAL_ORDER = 'signals-in-arrival-order';
+
 /** The marker of a run that took every patch of BASELINE_PATCHES at its start. */
 export const BASELINE_PATCH = 'baseline-2026-12';
 

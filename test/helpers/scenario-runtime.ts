@@ -80,8 +80,11 @@ export interface ScenarioRuntime {
   /** Every session started through `start` (the provider is shared by them). */
   readonly sessionIds: Set<string>;
   start(sessionId: string, limits?: Partial<SessionLimits>): Promise<WorkflowHandle<typeof agentSession>>;
-  /** Stops the worker (it drains) and starts another on the same queue and store, on host `hostId`. */
-  replaceWorker(hostId: string): Promise<void>;
+  /**
+   * Stops the worker (it drains) and starts another on the same queue and store, on host `hostId`;
+   * `whileStopped` runs in between (what it starts or signals reaches the new worker in one first task).
+   */
+  replaceWorker(hostId: string, whileStopped?: () => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -165,9 +168,10 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
       await worker.shutdown();
       await running;
     });
-    const replaceWorker = async (hostId: string) => {
+    const replaceWorker = async (hostId: string, whileStopped?: () => Promise<void>) => {
       await worker.shutdown();
       await running;
+      await whileStopped?.();
       worker = await startWorker(hostId);
       running = worker.run();
     };

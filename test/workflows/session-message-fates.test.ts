@@ -101,6 +101,36 @@ describe('message fates', () => {
     expect(answer.stdout).toContain('the session is closing');
   });
 
+  it('handles the signals a run starts with in the order they arrived, not the order handlers are set', async () => {
+    // The worker is stopped while two sessions start and are signalled, so every signal reaches the run in
+    // its first task (the SDK would hand them out by handler: followup before inject before close).
+    const [closing, mixed] = ['fates-arrival-close', 'fates-arrival-mixed'];
+    let closed: Promise<unknown> = Promise.resolve();
+    await h.replaceWorker('arrival-order', async () => {
+      const handle = await h.start(closing);
+      await handle.signal(injectSignal, { content: 'said before the close', messageId: 'early' });
+      await handle.signal(closeSignal, { reason: 'done' });
+      await handle.signal(injectSignal, { content: 'said after the close', messageId: 'after' });
+      closed = handle.result();
+      const other = await h.start(mixed);
+      await other.signal(injectSignal, { content: 'context first', messageId: 'ctx' });
+      await other.signal(followupSignal, { content: 'then the question', messageId: 'go' });
+    });
+    await closed;
+    const log = await h.store.read(closing);
+    expect(messageFate(log, 'early')).toMatchObject({ state: 'discarded' });
+    expect(messageFate(log, 'after')).toBeUndefined();
+    expect(await sessions.messageStatus(closing, 'after')).toMatchObject({
+      state: 'refused',
+      reason: 'the session is closing',
+    });
+
+    const events = await waitForTurnEnd(h.store, mixed, 1);
+    const enqueued = events.flatMap((e) => (e.type === 'inbox/enqueue' ? [e.messageId] : []));
+    expect(enqueued).toEqual(['ctx', 'go']);
+    expect(messageFate(events, 'ctx')).toMatchObject({ state: 'entered', entered: { turn: 1, step: 1 } });
+  });
+
   it('discards at close what no turn will claim, so the log says where every message ended', async () => {
     const id = 'fates-close';
     const handle = await h.start(id);
