@@ -28,7 +28,12 @@ export interface ApiError {
   readonly error: { readonly code: string; readonly message: string };
 }
 
-/** GET /api/sessions[?status=running|idle|closed|…][&limit=N] — newest first, parents with their children. */
+/**
+ * GET /api/sessions[?status=running|idle|closed|…][&q=text][&since=T][&until=T][&limit=N][&pageToken=P] —
+ * newest first, parents with their children. `since`/`until` (ISO 8601 or epoch ms) bound when a session
+ * started; `q` keeps sessions whose id or whose user/assistant messages contain it (case-insensitive).
+ * Paged: a page has at most `limit` sessions and names the next page's token, or null on the last page.
+ */
 export interface SessionListItem {
   readonly sessionId: string;
   /** From Temporal when reachable (`running`, `idle`, `closed`, …), else `unknown`; `completed` etc. for ended runs. */
@@ -46,6 +51,13 @@ export interface SessionListItem {
 }
 export interface SessionList {
   readonly sessions: readonly SessionListItem[];
+  /** Pass as `pageToken` for the next page; null: this is the last page. */
+  readonly nextPageToken: string | null;
+  /**
+   * Where the page came from: Temporal visibility (its list query pages by status and start time, so a fleet
+   * of any size pages in constant work), or the store's own index when Temporal does not answer.
+   */
+  readonly source: 'visibility' | 'store';
 }
 
 /** GET /api/sessions/:id — what the log adds up to, and the workflow's state when Temporal answers. */
@@ -93,10 +105,41 @@ export interface SessionEvents {
   readonly head: number;
 }
 
+/**
+ * How a step stands, from its log alone: `running` until its `step/end`; then `completed` (its answer was
+ * logged whole), `interrupted` (an interrupt cut its answer, or its turn was aborted before one), or `failed`
+ * (its `step/end` carries an error).
+ */
+export type StepState = 'running' | 'completed' | 'interrupted' | 'failed';
+
+/**
+ * One stretch of a step's time, in ms from its `step/start`: `wait` (deriving and checking the request,
+ * the rate limiter, until `request/sent`), `model` (until the answer was logged), `approval` (a call
+ * waiting for a decision), `tool` (one call, from `tool/start` to its result). `endMs` is null while it lasts.
+ */
+export interface StepPhase {
+  readonly kind: 'wait' | 'model' | 'approval' | 'tool';
+  /** `request`, the model id, or the tool call's name and id. */
+  readonly label: string;
+  readonly startMs: number;
+  readonly endMs: number | null;
+}
+
 /** One model step in the timeline. */
 export interface TimelineStep {
   readonly turn: number;
   readonly step: number;
+  readonly state: StepState;
+  /** Why it failed or was interrupted, when the log says. */
+  readonly error: { readonly code: string; readonly message: string } | null;
+  /** The model its request header named. */
+  readonly model: string | null;
+  /** Epoch ms of its `step/start` and `step/end` (null while it runs). */
+  readonly startedAt: number;
+  readonly endedAt: number | null;
+  /** Its cost by the worker's pricing table, as logged with the answer (null: no price or no usage). */
+  readonly cost: StepCost | null;
+  readonly phases: readonly StepPhase[];
   /** The seq range of the step's events (`step/start` .. `step/end`, or the head while it runs). */
   readonly fromSeq: number;
   readonly toSeq: number;
@@ -117,11 +160,26 @@ export interface TimelineTurn {
   readonly ended: string | null;
   readonly steps: readonly TimelineStep[];
 }
+/** What the steps of one model cost, summed over the session. */
+export interface ModelCost {
+  readonly model: string;
+  readonly steps: number;
+  readonly usage: Usage;
+  /** Summed over the steps that were priced; null when none was. */
+  readonly usd: number | null;
+  /** Steps with usage but no logged cost (the worker had no price for the model). */
+  readonly unpricedSteps: number;
+  /** cacheRead / (cacheRead + inputUncached); null before any input was reported. */
+  readonly cacheReadShare: number | null;
+}
+
 /** GET /api/sessions/:id/timeline — turns → steps (the events between them come from the events route). */
 export interface Timeline {
   readonly sessionId: string;
   readonly turns: readonly TimelineTurn[];
   readonly head: number;
+  /** Per model, in order of first use. */
+  readonly costByModel: readonly ModelCost[];
 }
 
 /**

@@ -27,7 +27,9 @@ import { consoleGuard } from './console-security.js';
 import { liveStream } from './live-stream.js';
 import { openApiDocument } from './openapi-document.js';
 import { queuedMessages } from './queued-messages.js';
-import { listSessions, OverviewMemo } from './session-list.js';
+import { OverviewMemo } from './overview-memo.js';
+import { listSessions } from './session-list.js';
+import { sessionSearchOf } from './session-search-params.js';
 import { sessionTimeline } from './session-timeline.js';
 import { staticFile } from './static-files.js';
 import { stepRequest } from './step-request.js';
@@ -57,8 +59,6 @@ export interface ConsoleAppOptions extends ConsoleDeps {
   readonly token: string | null;
 }
 
-const MAX_LIST_LIMIT = 1_000;
-
 export function createConsoleApp(options: ConsoleAppOptions): Hono {
   const { store, sessions } = options;
   const overviews = new OverviewMemo();
@@ -74,19 +74,15 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
     return c.json(body, status as 400);
   });
 
+  // A session id no store could hold is the caller's mistake, answered before any route reads the store.
+  app.use('/api/sessions/:id/*', checkSessionId);
+  app.use('/api/sessions/:id', checkSessionId);
+
   app.get(CONSOLE_ROUTES.openapi, (c) => c.json(openApiDocument()));
 
   app.get(CONSOLE_ROUTES.sessions, async (c) => {
-    const limit = intParam(c.req.query('limit'), 'limit', 100, 1, MAX_LIST_LIMIT);
-    const status = c.req.query('status');
-    return c.json(
-      await listSessions(
-        store,
-        sessions?.client ?? null,
-        { limit, ...(status !== undefined ? { status } : {}) },
-        overviews,
-      ),
-    );
+    const search = sessionSearchOf((name) => c.req.query(name));
+    return c.json(await listSessions(store, sessions?.client ?? null, search, overviews));
   });
 
   app.get(CONSOLE_ROUTES.session, async (c) => {
@@ -247,6 +243,16 @@ async function withWorker(sessions: SessionClient, sessionId: string): Promise<S
   const warning = await workerWarning(sessions, sessionId);
   if (warning !== null) throw new DhError(warning.code, warning.message, { sessionId });
   return sessions;
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+async function checkSessionId(c: Context, next: () => Promise<void>): Promise<void> {
+  const id = c.req.param('id');
+  if (id !== undefined && (id.length === 0 || id.length > 200 || id.includes('\0') || LONE_SURROGATE.test(id))) {
+    throw new DhError(ConsoleErrorCode.BadRequest, 'a session id is 1 to 200 characters of well-formed Unicode, without NUL');
+  }
+  await next();
 }
 
 function reachable(sessions: SessionClient | null): SessionClient {

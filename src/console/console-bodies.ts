@@ -1,7 +1,7 @@
 // The request bodies of the console's actions, as zod schemas (validated on arrival; the OpenAPI
 // document carries their JSON Schemas). Message content has the limits the workflow's signals have.
 import { z } from 'zod';
-import { ApprovePayload, MessageSignalPayload } from '../shared/session-messages.js';
+import { ApprovePayload, MessageSignalPayload, SessionId } from '../shared/session-messages.js';
 
 export const MessageBody = MessageSignalPayload.omit({ messageId: true }).extend({
   kind: z.enum(['followup', 'steer', 'inject']),
@@ -23,6 +23,6 @@ export type CompactBody = z.infer<typeof CompactBody>;
 
 export const ForkBody = z.strictObject({
   atSeq: z.number().int().positive(),
-  as: z.string().min(1).max(200).optional(),
+  as: SessionId.optional(),
 });
 export type ForkBody = z.infer<typeof ForkBody>;

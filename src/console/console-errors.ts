@@ -19,6 +19,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   INVALID_PAYLOAD: 400,
   INVALID_ARGUMENT: 400,
   STREAM_POSITION_INVALID: 400,
+  PAGE_TOKEN_INVALID: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN_HOST: 403,
   FORBIDDEN_ORIGIN: 403,
@@ -29,7 +30,8 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   SESSION_CLOSED: 409,
   TURN_PRECONDITION_FAILED: 409,
   NO_PENDING_APPROVAL: 409,
-  FORK_POINT_INVALID: 409,
+  /** A fork point inside an open turn or compaction, or past the log's end: the caller's choice of seq. */
+  FORK_BOUNDARY: 409,
   SESSION_EXISTS: 409,
   NO_WORKER_POLLING: 409,
   SESSION_BUSY: 409,

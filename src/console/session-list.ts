@@ -1,76 +1,145 @@
-// GET /api/sessions: the store's sessions, newest first, each subagent under its parent (as `dh ls`
-// draws them), with what its log adds up to and its workflow's status when Temporal answers.
+// GET /api/sessions: a page of sessions, newest first, each subagent under its parent (as `dh ls` draws
+// them), with what its log adds up to and its workflow's status. A status or date filter is answered by
+// Temporal visibility when it can; otherwise the store's listing is paged by its own cursor.
 import type { Client } from '@temporalio/client';
+import { DhError } from '../core/index.js';
 import { sessionsWorkflowFacts } from '../client/session-workflow-facts.js';
-import { sessionOverview, type SessionOverview } from '../operations/session-overview.js';
+import { EVAL_SESSION_PREFIX } from '../eval/eval-log.js';
 import { sessionTree } from '../operations/session-tree.js';
 import { delegationsOf } from '../stores/delegated-sessions.js';
-import { listWithoutEvals } from '../operations/list-without-evals.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { SessionList, SessionListItem } from './console-api.js';
+import { OverviewMemo } from './overview-memo.js';
+import { decodePageToken, encodePageToken, type PageStart } from './session-page-token.js';
+import { visibilityCanFilter, visibilityPage } from './visibility-page.js';
 
 const DESCRIBE_DEADLINE_MS = 3_000;
+/** A page read at most this many batches to fill itself (a rare `q`): the rest is the next page's. */
+const MAX_BATCHES = 20;
 
-/**
- * What each log added up to at a head, so a polled list reads again only the logs that grew (a browser
- * asks every 2 s; a long idle log is read once). One per server; bounded like the list it serves.
- */
-export class OverviewMemo {
-  readonly #byId = new Map<string, { readonly head: number; readonly overview: SessionOverview }>();
-
-  async of(store: SessionStore, sessionId: string): Promise<SessionOverview> {
-    const head = await store.head(sessionId);
-    const known = this.#byId.get(sessionId);
-    if (known?.head === head) return known.overview;
-    const events = await store.read(sessionId, 0, head);
-    const overview = sessionOverview(sessionId, events);
-    this.#byId.delete(sessionId);
-    this.#byId.set(sessionId, { head, overview });
-    // Maps iterate in insertion order: past the bound, forget the longest-unchanged logs first.
-    for (const id of this.#byId.keys()) {
-      if (this.#byId.size <= MEMO_SESSIONS) break;
-      this.#byId.delete(id);
-    }
-    return overview;
-  }
+export interface SessionSearch {
+  readonly limit: number;
+  readonly status?: string;
+  /** Text the session's id or messages contain (any case). */
+  readonly q?: string;
+  /** Bounds of when the session started, epoch ms. */
+  readonly since?: number;
+  readonly until?: number;
+  readonly pageToken?: string;
 }
-const MEMO_SESSIONS = 2_000;
+
+interface Candidate {
+  readonly sessionId: string;
+  readonly createdAt: number;
+  readonly status?: string;
+  readonly parent?: string | null;
+}
 
 export async function listSessions(
   store: SessionStore,
   client: Client | null,
-  options: { readonly limit: number; readonly status?: string },
+  search: SessionSearch,
   memo: OverviewMemo = new OverviewMemo(),
 ): Promise<SessionList> {
-  // Eval logs are `dh eval`'s candidates, one per evaluated step: their run's page shows them.
-  const summaries = await listWithoutEvals(store, { limit: options.limit });
-  const ids = summaries.map((s) => s.sessionId);
-  const [delegations, statuses] = await Promise.all([
+  const start = search.pageToken !== undefined ? decodePageToken(search.pageToken) : undefined;
+  const visibility =
+    start?.source === 'visibility' ||
+    (start === undefined && search.status !== undefined && visibilityCanFilter(search.status));
+  if (visibility && client === null) {
+    throw new DhError('TEMPORAL_UNREACHABLE', 'filtering by status needs Temporal, which does not answer');
+  }
+  const needle = search.q?.toLowerCase();
+  const kept: Candidate[] = [];
+  let next: PageStart | null = start ?? null;
+  let first = true;
+  for (let batch = 0; batch < MAX_BATCHES && kept.length < search.limit && (first || next !== null); batch++) {
+    first = false;
+    const want = search.limit - kept.length;
+    const page =
+      visibility && client !== null
+        ? await fromVisibility(client, search, want, next?.source === 'visibility' ? next.token : undefined)
+        : await fromStore(store, search, want, next?.source === 'store' ? next : undefined);
+    next = page.next;
+    for (const c of page.candidates) {
+      if (c.sessionId.startsWith(EVAL_SESSION_PREFIX)) continue;
+      if (needle !== undefined && !(await matches(store, memo, c.sessionId, needle))) continue;
+      kept.push(c);
+    }
+  }
+  const sessions = await describe(store, client, kept, memo, search.status);
+  return { sessions, nextPageToken: next !== null ? encodePageToken(next) : null, source: visibility ? 'visibility' : 'store' };
+}
+
+async function fromVisibility(
+  client: Client,
+  search: SessionSearch,
+  want: number,
+  token: Uint8Array | undefined,
+): Promise<{ candidates: Candidate[]; next: PageStart | null }> {
+  const { rows, next } = await visibilityPage(client, search, want, token);
+  return {
+    candidates: rows.map((r) => ({ sessionId: r.sessionId, createdAt: r.startedAt, status: r.status, parent: r.parent })),
+    next: next !== null ? { source: 'visibility', token: next } : null,
+  };
+}
+
+/** The store's listing from `start`, with the date bounds applied (it is ordered newest first). */
+async function fromStore(
+  store: SessionStore,
+  search: SessionSearch,
+  want: number,
+  start: Extract<PageStart, { source: 'store' }> | undefined,
+): Promise<{ candidates: Candidate[]; next: PageStart | null }> {
+  const page = await store.list({ limit: want, ...(start !== undefined ? { after: start.after } : {}) });
+  const last = page.at(-1);
+  const older = search.since !== undefined && last !== undefined && last.createdAt < search.since;
+  return {
+    candidates: page.filter(
+      (s) => (search.until === undefined || s.createdAt <= search.until) && (search.since === undefined || s.createdAt >= search.since),
+    ),
+    next:
+      page.length < want || last === undefined || older
+        ? null
+        : { source: 'store', after: { createdAt: last.createdAt, sessionId: last.sessionId } },
+  };
+}
+
+async function matches(store: SessionStore, memo: OverviewMemo, sessionId: string, needle: string): Promise<boolean> {
+  if (sessionId.toLowerCase().includes(needle)) return true;
+  return (await memo.of(store, sessionId))?.text.includes(needle) ?? false;
+}
+
+/** Each kept session with its log's figures; statuses from visibility, or described when it did not list them. */
+async function describe(
+  store: SessionStore,
+  client: Client | null,
+  kept: readonly Candidate[],
+  memo: OverviewMemo,
+  status: string | undefined,
+): Promise<SessionListItem[]> {
+  const ids = kept.map((c) => c.sessionId);
+  const undescribed = kept.filter((c) => c.status === undefined).map((c) => c.sessionId);
+  const [delegations, facts] = await Promise.all([
     delegationsOf(store, ids),
-    client !== null ? sessionsWorkflowFacts(client, ids, DESCRIBE_DEADLINE_MS) : Promise.resolve(null),
+    client !== null && undescribed.length > 0 ? sessionsWorkflowFacts(client, undescribed, DESCRIBE_DEADLINE_MS) : null,
   ]);
   const nodes = await Promise.all(
-    summaries.map(async (summary) => {
-      const overview = await memo.of(store, summary.sessionId);
-      const parent = delegations.get(summary.sessionId)?.parentSessionId ?? statuses?.get(summary.sessionId)?.parent;
-      return {
-        sessionId: summary.sessionId,
-        createdAt: summary.createdAt,
-        parentSessionId: parent ?? null,
-        item: {
-          sessionId: summary.sessionId,
-          status: statuses?.get(summary.sessionId)?.status ?? 'unknown',
-          turns: overview.turns,
-          tokens: overview.usage.total + overview.subagentUsage.total,
-          cacheReadShare: overview.cacheReadShare,
-          lastActivity: overview.lastAt,
-          parentSessionId: parent ?? null,
-        },
+    kept.map(async (c) => {
+      const known = await memo.of(store, c.sessionId);
+      const parent = delegations.get(c.sessionId)?.parentSessionId ?? c.parent ?? facts?.get(c.sessionId)?.parent ?? null;
+      const item: Omit<SessionListItem, 'depth'> = {
+        sessionId: c.sessionId,
+        status: c.status ?? facts?.get(c.sessionId)?.status ?? 'unknown',
+        turns: known?.overview.turns ?? 0,
+        tokens: known === null ? 0 : known.overview.usage.total + known.overview.subagentUsage.total,
+        cacheReadShare: known?.overview.cacheReadShare ?? null,
+        lastActivity: known?.overview.lastAt ?? null,
+        parentSessionId: parent,
       };
+      return { sessionId: c.sessionId, createdAt: c.createdAt, parentSessionId: parent, item };
     }),
   );
-  const sessions: SessionListItem[] = sessionTree(nodes).map(({ node, depth }) => ({ ...node.item, depth }));
-  return {
-    sessions: options.status !== undefined ? sessions.filter((s) => s.status === options.status) : sessions,
-  };
+  const items: SessionListItem[] = sessionTree(nodes).map(({ node, depth }) => ({ ...node.item, depth }));
+  // Visibility filtered already; the store's listing is filtered here by what Temporal said.
+  return status === undefined ? items : items.filter((s) => s.status === status);
 }

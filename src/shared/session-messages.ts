@@ -189,8 +189,11 @@ export const stateQuery = defineQuery<SessionStateView>('state');
 export const messageStatusQuery = defineQuery<MessageStatusView, [string]>('messageStatus');
 
 /** The workflow id of a session (no `/`: it breaks the Temporal UI). */
+/** What every session's workflow id starts with. */
+export const SESSION_WORKFLOW_PREFIX = 'session-';
+
 export function sessionWorkflowId(sessionId: string): string {
-  return `session-${sessionId}`;
+  return `${SESSION_WORKFLOW_PREFIX}${sessionId}`;
 }
 
 export const SessionId = z

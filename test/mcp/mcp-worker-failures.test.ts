@@ -231,6 +231,15 @@ describe('MCP failures through `dh worker`', () => {
       expect(refused.stderr).toBe(
         `dh: invalid MCP configuration in ${file}: mcpServers.everything.args: expected array\n`,
       );
+      // A JSON syntax error (a trailing comma): one line naming the file, the line and the column.
+      writeFileSync(file, '{\n  "mcpServers": {\n    "everything": { "command": "node", }\n  }\n}\n');
+      for (const args of [['worker'], ['mcp', 'ls']]) {
+        const syntax = await dh(args, { ...stack.env, DH_HOME: home });
+        expect(syntax.code, show(syntax)).toBe(1);
+        expect(syntax.stderr, show(syntax)).toMatch(
+          new RegExp(`^dh: invalid MCP configuration in ${file}: not valid JSON: [^\n]* at line 3, column 40\n$`),
+        );
+      }
     },
     RUN_MS,
   );

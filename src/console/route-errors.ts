@@ -1,0 +1,28 @@
+// The error codes each console route answers, by who is at fault: the caller's mistakes (4xx, with the
+// status console-errors.ts gives each code) and the few failures of what the server depends on (5xx).
+import type { CONSOLE_ROUTES } from './console-api.js';
+
+/** Any route, before it runs: the guard's refusals. */
+export const GUARD_ERRORS = ['UNAUTHORIZED', 'FORBIDDEN_HOST', 'FORBIDDEN_ORIGIN', 'UNSUPPORTED_MEDIA_TYPE'] as const;
+
+/** Not the caller's fault: Temporal down or slow, or a failure nobody foresaw (INTERNAL). */
+export const SERVER_FAULTS = ['TEMPORAL_UNREACHABLE', 'CLIENT_TIMEOUT', 'INTERNAL'] as const;
+
+const SESSION_ACTION = ['SESSION_NOT_FOUND', 'SESSION_CLOSED', 'INVALID_PAYLOAD'] as const;
+
+/** What each route refuses a caller with (every one a 4xx; the route-errors test holds each to it). */
+export const CLIENT_ERRORS_BY_ROUTE: Readonly<Record<keyof typeof CONSOLE_ROUTES, readonly string[]>> = {
+  openapi: [],
+  sessions: ['INVALID_PAYLOAD', 'PAGE_TOKEN_INVALID'],
+  session: ['SESSION_NOT_FOUND'],
+  events: ['SESSION_NOT_FOUND', 'INVALID_PAYLOAD'],
+  timeline: ['SESSION_NOT_FOUND'],
+  request: ['SESSION_NOT_FOUND', 'INVALID_PAYLOAD', 'STEP_NOT_FOUND', 'REQUEST_UNDERIVABLE'],
+  live: ['SESSION_NOT_FOUND', 'STREAM_POSITION_INVALID'],
+  messages: [...SESSION_ACTION],
+  interrupt: [...SESSION_ACTION],
+  approve: [...SESSION_ACTION, 'NO_PENDING_APPROVAL', 'NO_WORKER_POLLING'],
+  compact: [...SESSION_ACTION, 'NO_WORKER_POLLING'],
+  fork: ['SESSION_NOT_FOUND', 'INVALID_PAYLOAD', 'FORK_BOUNDARY', 'SESSION_EXISTS'],
+  evalRun: ['INVALID_PAYLOAD', 'EVAL_NOT_FOUND'],
+};

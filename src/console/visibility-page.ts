@@ -1,0 +1,84 @@
+// One page of session workflows from Temporal visibility, for the console's filtered list: a list query by
+// status and start time, paged by Temporal's own token, so a fleet of any size lists in constant work.
+import type { Client } from '@temporalio/client';
+import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
+import { SESSION_PARENT_ATTRIBUTE, SESSION_STATUS_ATTRIBUTE } from '../shared/search-attributes.js';
+import { SESSION_WORKFLOW_PREFIX } from '../shared/session-messages.js';
+
+/** Session statuses visibility can filter by: the session's own (while its run is open) or how it ended. */
+const EXECUTION_STATUS: Readonly<Record<string, string>> = {
+  closed: 'Completed',
+  failed: 'Failed',
+  terminated: 'Terminated',
+  canceled: 'Canceled',
+  'timed out': 'TimedOut',
+};
+const OPEN_STATUSES = new Set(['idle', 'running', 'aborting']);
+
+export function visibilityCanFilter(status: string): boolean {
+  return OPEN_STATUSES.has(status) || status in EXECUTION_STATUS;
+}
+
+export interface VisibilityRow {
+  readonly sessionId: string;
+  readonly status: string;
+  readonly parent: string | null;
+  readonly startedAt: number;
+}
+
+export interface VisibilityQuery {
+  readonly status?: string;
+  readonly since?: number;
+  readonly until?: number;
+}
+
+/** The list query; every value in it is one this module chose or a number, never caller text. */
+export function visibilityQuery(q: VisibilityQuery): string {
+  const parts = [`WorkflowType = 'agentSession'`, `WorkflowId STARTS_WITH '${SESSION_WORKFLOW_PREFIX}'`];
+  if (q.status !== undefined && OPEN_STATUSES.has(q.status)) {
+    parts.push(`ExecutionStatus = 'Running'`, `${SESSION_STATUS_ATTRIBUTE.name} = '${q.status}'`);
+  } else if (q.status !== undefined) {
+    parts.push(`ExecutionStatus = '${EXECUTION_STATUS[q.status] ?? 'Unspecified'}'`);
+  }
+  if (q.since !== undefined) parts.push(`StartTime >= '${new Date(q.since).toISOString()}'`);
+  if (q.until !== undefined) parts.push(`StartTime <= '${new Date(q.until).toISOString()}'`);
+  return parts.join(' AND ');
+}
+
+export async function visibilityPage(
+  client: Client,
+  query: VisibilityQuery,
+  pageSize: number,
+  token: Uint8Array | undefined,
+): Promise<{ rows: VisibilityRow[]; next: Uint8Array | null }> {
+  const response = await client.workflowService.listWorkflowExecutions({
+    namespace: client.options.namespace,
+    query: visibilityQuery(query),
+    pageSize,
+    ...(token !== undefined ? { nextPageToken: token } : {}),
+  });
+  const rows = (response.executions ?? []).flatMap((e): VisibilityRow[] => {
+    const workflowId = e.execution?.workflowId ?? '';
+    if (!workflowId.startsWith(SESSION_WORKFLOW_PREFIX)) return [];
+    const attributes = decodeTypedSearchAttributes(e.searchAttributes?.indexedFields);
+    const own = attributes.get(SESSION_STATUS_ATTRIBUTE);
+    const parent = attributes.get(SESSION_PARENT_ATTRIBUTE);
+    return [
+      {
+        sessionId: workflowId.slice(SESSION_WORKFLOW_PREFIX.length),
+        status: statusOf(Number(e.status ?? 0), typeof own === 'string' ? own : undefined),
+        parent: typeof parent === 'string' && parent !== '' ? parent : null,
+        startedAt: Number(e.startTime?.seconds ?? 0) * 1000 + Math.floor((e.startTime?.nanos ?? 0) / 1e6),
+      },
+    ];
+  });
+  const next = response.nextPageToken;
+  return { rows, next: next !== null && next !== undefined && next.length > 0 ? next : null };
+}
+
+/** As `dh ls` words it (session-workflow-facts.ts): the session's own status while open, else how it ended. */
+function statusOf(executionStatus: number, own: string | undefined): string {
+  const ended = ['unspecified', 'running', 'closed', 'failed', 'canceled', 'terminated', 'continued as new', 'timed out'];
+  if (executionStatus === 1) return own ?? 'running';
+  return ended[executionStatus] ?? 'unknown';
+}
