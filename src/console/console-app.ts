@@ -250,7 +250,10 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 async function checkSessionId(c: Context, next: () => Promise<void>): Promise<void> {
   const id = c.req.param('id');
   if (id !== undefined && (id.length === 0 || id.length > 200 || id.includes('\0') || LONE_SURROGATE.test(id))) {
-    throw new DhError(ConsoleErrorCode.BadRequest, 'a session id is 1 to 200 characters of well-formed Unicode, without NUL');
+    throw new DhError(
+      ConsoleErrorCode.BadRequest,
+      'a session id is 1 to 200 characters of well-formed Unicode, without NUL',
+    );
   }
   await next();
 }

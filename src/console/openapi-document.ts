@@ -11,6 +11,9 @@ import {
 } from '../shared/session-messages.js';
 import { ApprovalBody, CompactBody, ForkBody, InterruptBody, MessageBody } from './console-bodies.js';
 import { CONSOLE_ROUTES } from './console-api.js';
+import { statusOf } from './console-errors.js';
+import { LISTED_STATUSES } from './session-search-params.js';
+import { CLIENT_ERRORS_BY_ROUTE, SERVER_FAULTS } from './route-errors.js';
 
 type Schema = Record<string, unknown>;
 
@@ -35,12 +38,27 @@ const json = (schema: Schema, description: string): Schema => ({
   description,
   content: { 'application/json': { schema } },
 });
-const errors = (...statuses: number[]): Record<string, Schema> =>
-  Object.fromEntries(statuses.map((s) => [String(s), json(ref('ApiError'), 'ApiError: a stable code and a message')]));
+type Route = keyof typeof CONSOLE_ROUTES;
+/**
+ * A route's error responses, from what it refuses a caller with (route-errors.ts), the guard's refusals (a
+ * POST's too) and the server faults, each status naming its codes: the document cannot drift from the code.
+ */
+const errors = (route: Route, post = false): Record<string, Schema> => {
+  const guard = ['UNAUTHORIZED', 'FORBIDDEN_HOST', ...(post ? ['FORBIDDEN_ORIGIN', 'UNSUPPORTED_MEDIA_TYPE'] : [])];
+  const byStatus = new Map<number, string[]>();
+  for (const code of [...CLIENT_ERRORS_BY_ROUTE[route], ...guard, ...SERVER_FAULTS]) {
+    byStatus.set(statusOf(code), [...(byStatus.get(statusOf(code)) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, codes]) => [String(status), json(ref('ApiError'), `ApiError: ${codes.join(', ')}`)]),
+  );
+};
 const sessionId = { name: 'id', in: 'path', required: true, schema: { type: 'string' } };
 const toPath = (route: string): string => route.replace(/:([a-zA-Z]+)/g, '{$1}');
 
-function action(summary: string, body: string, ok: Schema, status = '202'): Schema {
+function action(route: Route, summary: string, body: string, ok: Schema, status = '202'): Schema {
   return {
     post: {
       summary,
@@ -48,7 +66,7 @@ function action(summary: string, body: string, ok: Schema, status = '202'): Sche
       requestBody: { required: true, ...json(ref(body), body) },
       responses: {
         [status]: json(ok, status === '202' ? 'Accepted' : 'Created'),
-        ...errors(400, 401, 403, 404, 409, 415),
+        ...errors(route, true),
       },
     },
   };
@@ -64,17 +82,45 @@ export function openApiDocument(): Schema {
       get: {
         summary: 'Sessions, newest first, subagents under their parents',
         parameters: [
-          { name: 'status', in: 'query', required: false, schema: { type: 'string' } },
+          { name: 'status', in: 'query', required: false, schema: { enum: [...LISTED_STATUSES] } },
+          {
+            name: 'q',
+            in: 'query',
+            required: false,
+            description: 'Text the id or the messages contain',
+            schema: { type: 'string', maxLength: 200 },
+          },
+          {
+            name: 'since',
+            in: 'query',
+            required: false,
+            description: 'Started at or after (ISO 8601 or epoch ms)',
+            schema: { type: 'string' },
+          },
+          {
+            name: 'until',
+            in: 'query',
+            required: false,
+            description: 'Started at or before (ISO 8601 or epoch ms)',
+            schema: { type: 'string' },
+          },
           { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000 } },
+          {
+            name: 'pageToken',
+            in: 'query',
+            required: false,
+            description: "A page's nextPageToken",
+            schema: { type: 'string' },
+          },
         ],
-        responses: { '200': json(OBJECT, 'SessionList'), ...errors(400, 401, 403) },
+        responses: { '200': json(OBJECT, 'SessionList'), ...errors('sessions') },
       },
     },
     [toPath(CONSOLE_ROUTES.session)]: {
       get: {
         summary: "What the log adds up to, and the workflow's state",
         parameters: [sessionId],
-        responses: { '200': json(OBJECT, 'SessionDetail'), ...errors(401, 403, 404) },
+        responses: { '200': json(OBJECT, 'SessionDetail'), ...errors('session') },
       },
     },
     [toPath(CONSOLE_ROUTES.events)]: {
@@ -84,14 +130,14 @@ export function openApiDocument(): Schema {
           sessionId,
           { name: 'from', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
         ],
-        responses: { '200': json(OBJECT, 'SessionEvents'), ...errors(400, 401, 403, 404) },
+        responses: { '200': json(OBJECT, 'SessionEvents'), ...errors('events') },
       },
     },
     [toPath(CONSOLE_ROUTES.timeline)]: {
       get: {
         summary: 'Turns and their model steps',
         parameters: [sessionId],
-        responses: { '200': json(OBJECT, 'Timeline'), ...errors(401, 403, 404) },
+        responses: { '200': json(OBJECT, 'Timeline'), ...errors('timeline') },
       },
     },
     [toPath(CONSOLE_ROUTES.request)]: {
@@ -102,7 +148,7 @@ export function openApiDocument(): Schema {
           { name: 'turn', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } },
           { name: 'step', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } },
         ],
-        responses: { '200': json(OBJECT, 'StepRequest'), ...errors(400, 401, 403, 404, 422) },
+        responses: { '200': json(OBJECT, 'StepRequest'), ...errors('request') },
       },
     },
     [toPath(CONSOLE_ROUTES.live)]: {
@@ -131,23 +177,34 @@ export function openApiDocument(): Schema {
             description: 'LiveMessage stream',
             content: { 'text/event-stream': { schema: { type: 'string' } } },
           },
-          ...errors(400, 401, 403, 404),
+          ...errors('live'),
         },
       },
     },
-    [toPath(CONSOLE_ROUTES.messages)]: action('Send a followup, steer or inject', 'MessageRequest', accepted),
-    [toPath(CONSOLE_ROUTES.interrupt)]: action('Interrupt the running step', 'InterruptRequest', accepted),
-    [toPath(CONSOLE_ROUTES.compact)]: action('Compact at the next boundary', 'CompactRequest', accepted),
-    [toPath(CONSOLE_ROUTES.fork)]: action('Fork the session at a seq', 'ForkRequest', ref('ForkResponse'), '201'),
+    [toPath(CONSOLE_ROUTES.messages)]: action(
+      'messages',
+      'Send a followup, steer or inject',
+      'MessageRequest',
+      accepted,
+    ),
+    [toPath(CONSOLE_ROUTES.interrupt)]: action('interrupt', 'Interrupt the running step', 'InterruptRequest', accepted),
+    [toPath(CONSOLE_ROUTES.compact)]: action('compact', 'Compact at the next boundary', 'CompactRequest', accepted),
+    [toPath(CONSOLE_ROUTES.fork)]: action(
+      'fork',
+      'Fork the session at a seq',
+      'ForkRequest',
+      ref('ForkResponse'),
+      '201',
+    ),
     [toPath(CONSOLE_ROUTES.evalRun)]: {
       get: {
         summary: 'A dh eval run: its status, its progress while it runs, its report once it completed',
         parameters: [{ name: 'runId', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { '200': json(OBJECT, 'EvalRunView'), ...errors(400, 401, 403, 404, 503) },
+        responses: { '200': json(OBJECT, 'EvalRunView'), ...errors('evalRun') },
       },
     },
   };
-  const approve = action('Approve or deny a tool call waiting for approval', 'ApprovalRequest', accepted);
+  const approve = action('approve', 'Approve or deny a tool call waiting for approval', 'ApprovalRequest', accepted);
   const approvePost = approve.post as Schema;
   approvePost.parameters = [
     sessionId,

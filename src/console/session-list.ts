@@ -67,7 +67,11 @@ export async function listSessions(
     }
   }
   const sessions = await describe(store, client, kept, memo, search.status);
-  return { sessions, nextPageToken: next !== null ? encodePageToken(next) : null, source: visibility ? 'visibility' : 'store' };
+  return {
+    sessions,
+    nextPageToken: next !== null ? encodePageToken(next) : null,
+    source: visibility ? 'visibility' : 'store',
+  };
 }
 
 async function fromVisibility(
@@ -78,7 +82,12 @@ async function fromVisibility(
 ): Promise<{ candidates: Candidate[]; next: PageStart | null }> {
   const { rows, next } = await visibilityPage(client, search, want, token);
   return {
-    candidates: rows.map((r) => ({ sessionId: r.sessionId, createdAt: r.startedAt, status: r.status, parent: r.parent })),
+    candidates: rows.map((r) => ({
+      sessionId: r.sessionId,
+      createdAt: r.startedAt,
+      status: r.status,
+      parent: r.parent,
+    })),
     next: next !== null ? { source: 'visibility', token: next } : null,
   };
 }
@@ -95,7 +104,9 @@ async function fromStore(
   const older = search.since !== undefined && last !== undefined && last.createdAt < search.since;
   return {
     candidates: page.filter(
-      (s) => (search.until === undefined || s.createdAt <= search.until) && (search.since === undefined || s.createdAt >= search.since),
+      (s) =>
+        (search.until === undefined || s.createdAt <= search.until) &&
+        (search.since === undefined || s.createdAt >= search.since),
     ),
     next:
       page.length < want || last === undefined || older
@@ -126,7 +137,8 @@ async function describe(
   const nodes = await Promise.all(
     kept.map(async (c) => {
       const known = await memo.of(store, c.sessionId);
-      const parent = delegations.get(c.sessionId)?.parentSessionId ?? c.parent ?? facts?.get(c.sessionId)?.parent ?? null;
+      const parent =
+        delegations.get(c.sessionId)?.parentSessionId ?? c.parent ?? facts?.get(c.sessionId)?.parent ?? null;
       const item: Omit<SessionListItem, 'depth'> = {
         sessionId: c.sessionId,
         status: c.status ?? facts?.get(c.sessionId)?.status ?? 'unknown',

@@ -48,13 +48,18 @@ export function sessionSearchOf(query: (name: string) => string | undefined): Se
   };
 }
 
-const nonEmpty = (value: string | undefined): string | undefined => (value === undefined || value === '' ? undefined : value);
+const nonEmpty = (value: string | undefined): string | undefined =>
+  value === undefined || value === '' ? undefined : value;
 
 /** Epoch ms, or an ISO 8601 date or date-time (a date alone is its UTC midnight). */
 function instant(value: string | undefined, name: string): number | undefined {
   const text = nonEmpty(value);
   if (text === undefined) return undefined;
-  const ms = /^\d{1,15}$/.test(text) ? Number(text) : /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text) ? Date.parse(text) : NaN;
+  const ms = /^\d{1,15}$/.test(text)
+    ? Number(text)
+    : /^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(text)
+      ? Date.parse(text)
+      : NaN;
   if (!Number.isFinite(ms)) {
     throw new DhError(ConsoleErrorCode.BadRequest, `${name} must be epoch milliseconds or an ISO 8601 date-time`);
   }

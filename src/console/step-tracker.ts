@@ -123,7 +123,9 @@ export class StepTracker {
     // The wait lasts until the request went out; the model from then until its answer (or the step's end).
     const phases: StepPhase[] = [
       { kind: 'wait', label: 'request', startMs: 0, endMs: sentMs ?? endMs },
-      ...(sentMs !== null ? [{ kind: 'model' as const, label: this.#model ?? 'model', startMs: sentMs, endMs: answerMs ?? endMs }] : []),
+      ...(sentMs !== null
+        ? [{ kind: 'model' as const, label: this.#model ?? 'model', startMs: sentMs, endMs: answerMs ?? endMs }]
+        : []),
       ...[...this.#phases.values()].map((p) => ({ ...p, endMs: p.endMs ?? endMs })),
     ];
     return {

@@ -78,7 +78,16 @@ export async function visibilityPage(
 
 /** As `dh ls` words it (session-workflow-facts.ts): the session's own status while open, else how it ended. */
 function statusOf(executionStatus: number, own: string | undefined): string {
-  const ended = ['unspecified', 'running', 'closed', 'failed', 'canceled', 'terminated', 'continued as new', 'timed out'];
+  const ended = [
+    'unspecified',
+    'running',
+    'closed',
+    'failed',
+    'canceled',
+    'terminated',
+    'continued as new',
+    'timed out',
+  ];
   if (executionStatus === 1) return own ?? 'running';
   return ended[executionStatus] ?? 'unknown';
 }

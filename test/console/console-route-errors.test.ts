@@ -51,7 +51,10 @@ describe('console route errors', () => {
     });
   }, 90_000);
   afterAll(async () => {
-    await h?.client.workflow.getHandle('session-errs-orphan').terminate().catch(() => undefined);
+    await h?.client.workflow
+      .getHandle('session-errs-orphan')
+      .terminate()
+      .catch(() => undefined);
     await server?.close();
     await h?.stop();
   });
@@ -133,7 +136,11 @@ describe('console route errors', () => {
       },
       { route: 'compact', code: 'SESSION_NOT_FOUND', request: () => send('/api/sessions/errs-none/compact', {}) },
       { route: 'compact', code: 'SESSION_CLOSED', request: () => send('/api/sessions/errs-closed/compact', {}) },
-      { route: 'compact', code: 'INVALID_PAYLOAD', request: () => send('/api/sessions/errs-done/compact', { prune: 1 }) },
+      {
+        route: 'compact',
+        code: 'INVALID_PAYLOAD',
+        request: () => send('/api/sessions/errs-done/compact', { prune: 1 }),
+      },
       { route: 'compact', code: 'NO_WORKER_POLLING', request: () => send('/api/sessions/errs-orphan/compact', {}) },
       { route: 'fork', code: 'SESSION_NOT_FOUND', request: () => send('/api/sessions/errs-none/fork', { atSeq: 1 }) },
       {

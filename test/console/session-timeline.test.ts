@@ -35,7 +35,16 @@ describe('the console timeline', () => {
     const events = [
       ...opened(),
       event(
-        { type: 'assistant/message', at: T0 + 900, turn: 1, step: 1, content: 'half an ans', toolCalls: [], finishReason: null, interrupted: true },
+        {
+          type: 'assistant/message',
+          at: T0 + 900,
+          turn: 1,
+          step: 1,
+          content: 'half an ans',
+          toolCalls: [],
+          finishReason: null,
+          interrupted: true,
+        },
         6,
       ),
       stepEnd(7, 1, 1, T0 + 905),
@@ -57,7 +66,10 @@ describe('the console timeline', () => {
   it('marks a step failed by its step/end error, and one cut before any answer as interrupted', () => {
     const failed = [
       ...opened(),
-      event({ type: 'step/end', at: T0 + 500, turn: 1, step: 1, error: { code: 'PROVIDER_ERROR', message: 'HTTP 500' } }, 6),
+      event(
+        { type: 'step/end', at: T0 + 500, turn: 1, step: 1, error: { code: 'PROVIDER_ERROR', message: 'HTTP 500' } },
+        6,
+      ),
     ];
     expect(sessionTimeline('t', failed).turns[0]?.steps[0]).toMatchObject({
       state: 'failed',
@@ -84,10 +96,25 @@ describe('the console timeline', () => {
         },
         6,
       ),
-      event({ type: 'approval/request', at: T0 + 650, turn: 1, step: 1, callId: 'c1', name: 'write_file', reason: 'asks' }, 7),
+      event(
+        { type: 'approval/request', at: T0 + 650, turn: 1, step: 1, callId: 'c1', name: 'write_file', reason: 'asks' },
+        7,
+      ),
       event({ type: 'approval/decision', at: T0 + 2650, turn: 1, step: 1, callId: 'c1', decision: 'approve' }, 8),
       event({ type: 'tool/start', at: T0 + 2660, turn: 1, step: 1, callId: 'c1', name: 'write_file' }, 9),
-      event({ type: 'tool/result', at: T0 + 2760, turn: 1, step: 1, callId: 'c1', name: 'write_file', status: 'ok', output: 'done' }, 10),
+      event(
+        {
+          type: 'tool/result',
+          at: T0 + 2760,
+          turn: 1,
+          step: 1,
+          callId: 'c1',
+          name: 'write_file',
+          status: 'ok',
+          output: 'done',
+        },
+        10,
+      ),
       stepEnd(11, 1, 1, T0 + 2770),
     ];
     const timeline = sessionTimeline('t', events);
