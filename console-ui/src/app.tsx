@@ -1,21 +1,29 @@
-// The console's page: the token field, the session list, and the selected session.
-import { useState } from 'preact/hooks';
+// The console's page: the token field, the session list, and the selected session. Where the page is lives in
+// the address (hash-route.ts): a reload, a bookmark or a shared link opens the same session and step again.
+import { useEffect, useState } from 'preact/hooks';
 import { readToken, saveToken } from './token-store.js';
 import { SessionListView } from './session-list.js';
 import { SessionView } from './session-view.js';
 import { EvalView } from './eval-view.js';
+import { parseHashRoute, showRoute, type HashRoute } from './hash-route.js';
 
 export function App() {
   const [token, setToken] = useState(readToken);
-  // The open session lives in the address (#session=<id>): a reload, a bookmark or a shared link opens it again.
-  const [selected, setSelectedState] = useState<string | null>(sessionInHash);
-  const setSelected = (id: string | null): void => {
-    setSelectedState(id);
-    history.replaceState(
-      null,
-      '',
-      id === null ? location.pathname + location.search : `#session=${encodeURIComponent(id)}`,
-    );
+  const [route, setRoute] = useState<HashRoute>(() => parseHashRoute(location.hash));
+  // Counts navigations, so following the same step's link again scrolls to it again.
+  const [nonce, setNonce] = useState(0);
+  useEffect(() => {
+    const follow = () => {
+      setRoute(parseHashRoute(location.hash));
+      setNonce((n) => n + 1);
+    };
+    window.addEventListener('hashchange', follow);
+    return () => window.removeEventListener('hashchange', follow);
+  }, []);
+  const select = (id: string | null): void => {
+    const next = { sessionId: id, step: null };
+    setRoute(next);
+    showRoute(next, true);
   };
   const [evalRun, setEvalRun] = useState<string | null>(null);
   const [evalInput, setEvalInput] = useState('');
@@ -53,14 +61,17 @@ export function App() {
       </header>
       {evalRun !== null && <EvalView key={evalRun} runId={evalRun} onClose={() => setEvalRun(null)} />}
       <div class="layout">
-        <SessionListView selected={selected} onSelect={setSelected} />
-        {selected !== null && <SessionView key={selected} sessionId={selected} onSelect={setSelected} />}
+        <SessionListView selected={route.sessionId} onSelect={select} />
+        {route.sessionId !== null && (
+          <SessionView
+            key={route.sessionId}
+            sessionId={route.sessionId}
+            target={route.step}
+            targetNonce={nonce}
+            onSelect={select}
+          />
+        )}
       </div>
     </main>
   );
-}
-
-function sessionInHash(): string | null {
-  const id = new URLSearchParams(location.hash.slice(1)).get('session');
-  return id !== null && id !== '' ? id : null;
 }

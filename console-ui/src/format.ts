@@ -1,16 +1,47 @@
-// Small display helpers shared by the views.
+// Small display helpers shared by the views: short forms for narrow cells (the exact value goes in a title).
 export function percent(share: number | null): string {
   return share === null ? '–' : `${Math.round(share * 100)}%`;
 }
 
-export function ago(epochMs: number | null): string {
+/** "12s ago", "5m ago", "3h ago", "2d ago": short enough for a list cell; `fullTime` gives the exact moment. */
+export function ago(epochMs: number | null, now = Date.now()): string {
   if (epochMs === null) return '–';
-  const s = Math.max(0, Math.round((Date.now() - epochMs) / 1000));
+  const s = Math.max(0, Math.round((now - epochMs) / 1000));
   if (s < 60) return `${s}s ago`;
   if (s < 3600) return `${Math.floor(s / 60)}m ago`;
-  return new Date(epochMs).toLocaleString();
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ago`;
+  return `${Math.floor(s / 86_400)}d ago`;
+}
+
+export function fullTime(epochMs: number | null): string {
+  return epochMs === null ? '' : new Date(epochMs).toLocaleString();
 }
 
 export function clip(text: string, max = 160): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+const COMPACT = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
+const GROUPED = new Intl.NumberFormat('en');
+
+/** 1.2K, 34M: token counts in a narrow cell. */
+export function compactNumber(n: number): string {
+  return COMPACT.format(n);
+}
+
+export function grouped(n: number): string {
+  return GROUPED.format(n);
+}
+
+/** Dollars with enough digits that a cheap step does not read as $0.00. */
+export function usd(amount: number): string {
+  return `$${amount < 1 ? amount.toFixed(4) : amount.toFixed(2)}`;
+}
+
+export function duration(ms: number | null): string {
+  if (ms === null) return '–';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  return ms < 60_000
+    ? `${(ms / 1000).toFixed(1)} s`
+    : `${Math.floor(ms / 60_000)}m ${Math.round((ms % 60_000) / 1000)}s`;
 }

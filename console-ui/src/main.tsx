@@ -2,6 +2,8 @@
 import { render } from 'preact';
 import { App } from './app.js';
 import './styles.css';
+import './conversation.css';
+import './metrics.css';
 
 const root = document.getElementById('app');
 if (root !== null) render(<App />, root);

@@ -1,88 +1,102 @@
-// One session: its state, charts, actions, live stream and timeline (turns → steps → their events, with
-// the events between steps — inbox, approvals, compactions — in log order).
-import { useEffect, useState } from 'preact/hooks';
-import type {
-  LiveMessage,
-  SessionDetail,
-  SessionEvents,
-  Timeline,
-  TimelineStep,
-} from '../../src/console/console-api.js';
+// One session: its facts and actions, the live stream, the latency waterfall and cost by model, and the
+// timeline as a conversation whose steps the keyboard walks (see use-step-keys.ts). A step's request ("what
+// the model saw") opens inside its card; the address then names the step, so the link reopens it there.
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { SessionDetail, SessionEvents, Timeline } from '../../src/console/console-api.js';
 import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
-import type { SessionEvent } from '../../src/core/index.js';
 import { ActionPanel } from './action-panel.js';
 import { apiGet, routePath } from './api-client.js';
-import { EventLine } from './event-line.js';
-import { clip, percent } from './format.js';
-import { applyLive, describeLiveUsage, loadLive, saveLive, type LiveState, type LiveStep } from './live-resume.js';
-import { followSse } from './sse-stream.js';
+import { ConversationView } from './conversation-view.js';
+import { CostByModel } from './cost-by-model.js';
+import { showRoute, stepKey, type StepRef } from './hash-route.js';
+import { describeLiveUsage, type LiveStep } from './live-resume.js';
+import { QueuedMessages, SessionFacts } from './session-facts.js';
 import { StepRequestView } from './step-request-view.js';
+import { StepWaterfall } from './step-waterfall.js';
 import { UsageCharts } from './usage-charts.js';
+import { useLiveFollow } from './use-live-follow.js';
 import { usePolling } from './use-polling.js';
+import { useStepKeys } from './use-step-keys.js';
 
-type Block = { kind: 'step'; seq: number; step: TimelineStep } | { kind: 'event'; seq: number; event: SessionEvent };
-
-function blocks(timeline: Timeline, events: readonly SessionEvent[]): Block[] {
-  const steps = timeline.turns.flatMap((t) => t.steps);
-  const inStep = (seq: number) => steps.some((s) => seq >= s.fromSeq && seq <= s.toSeq);
-  const out: Block[] = steps.map((step) => ({ kind: 'step' as const, seq: step.fromSeq, step }));
-  for (const event of events) if (!inStep(event.seq)) out.push({ kind: 'event', seq: event.seq, event });
-  return out.sort((a, b) => a.seq - b.seq);
+export interface SessionViewProps {
+  readonly sessionId: string;
+  /** A step to open and focus (from a permalink); `targetNonce` changes each time it is asked for again. */
+  readonly target: StepRef | null;
+  readonly targetNonce: number;
+  readonly onSelect: (id: string) => void;
 }
 
-export function SessionView(props: { sessionId: string; onSelect: (id: string) => void }) {
+function parseKey(key: string): StepRef {
+  const [turn, step] = key.split('.').map(Number);
+  return { turn: turn ?? 0, step: step ?? 0 };
+}
+
+/** Brings a step's card into view unless its top already is. */
+function reveal(element: HTMLElement | undefined, always = false): void {
+  if (element === undefined) return;
+  const top = element.getBoundingClientRect().top;
+  if (always || top < 0 || top > window.innerHeight - 48) element.scrollIntoView({ block: 'start' });
+}
+
+export function SessionView(props: SessionViewProps) {
   const id = props.sessionId;
   const detail = usePolling(() => apiGet<SessionDetail>(routePath(CONSOLE_ROUTES.session, { id })), 2000, id);
   const timeline = usePolling(() => apiGet<Timeline>(routePath(CONSOLE_ROUTES.timeline, { id })), 2000, id);
   const events = usePolling(() => apiGet<SessionEvents>(routePath(CONSOLE_ROUTES.events, { id })), 2000, id);
-  const [open, setOpen] = useState<{ turn: number; step: number } | null>(null);
-  // Restored from sessionStorage: a reload mid-stream shows the text so far and resumes right after it.
-  const [live, setLive] = useState<LiveState>(() => loadLive(id));
-  const [liveNote, setLiveNote] = useState<string | null>(null);
-  const [waiting, setWaiting] = useState<string | null>(null);
+  const { live, note, waiting } = useLiveFollow(id, () => {
+    // A new event or status: re-read the views now instead of at the next poll.
+    detail.reload();
+    timeline.reload();
+    events.reload();
+  });
+  const [open, setOpenState] = useState<StepRef | null>(null);
+  const [focused, setFocused] = useState<string | null>(null);
+  const [raw, setRaw] = useState(false);
+  const cards = useRef(new Map<string, HTMLElement>());
+  // The step to scroll to once its request has loaded (its card grows then).
+  const revealAfterLoad = useRef<string | null>(null);
+  const appliedTarget = useRef<string | null>(null);
 
+  const setOpen = (step: StepRef | null): void => {
+    setOpenState(step);
+    showRoute({ sessionId: id, step });
+  };
+  const focusStep = (key: string, always = false): void => {
+    setFocused(key);
+    const card = cards.current.get(key);
+    card?.focus({ preventScroll: true });
+    reveal(card, always);
+  };
+  const order = (timeline.value?.turns ?? []).flatMap((t) => t.steps.map(stepKey));
+  useStepKeys({
+    order,
+    focused,
+    move: (key) => focusStep(key),
+    toggle: (key) => setOpen(open !== null && stepKey(open) === key ? null : parseKey(key)),
+    close: () => open !== null && setOpen(null),
+  });
+
+  // A permalink: once the timeline has the step, open its request, focus it and scroll to it.
   useEffect(() => {
-    const abort = new AbortController();
-    // Folded outside Preact's state so each message is saved with exactly the position it brings.
-    let state = loadLive(id);
-    setLive(state);
-    setOpen(null);
-    void followSse(
-      routePath(CONSOLE_ROUTES.live, { id }),
-      abort.signal,
-      (m) => {
-        const message = JSON.parse(m.data) as LiveMessage;
-        setLiveNote(message.type === 'stalled' ? `live stream stalled (${message.reason}); it carries on` : null);
-        // A limiter wait shows until anything else of the session arrives (its answer streams, an event).
-        if (message.type === 'limiter-wait') setWaiting(message.label);
-        else if (message.type === 'text' || message.type === 'event') setWaiting(null);
-        const next = applyLive(state, message, m.id);
-        if (next !== state) {
-          state = next;
-          saveLive(id, state);
-          setLive(state);
-        }
-        if (message.type === 'event' || message.type === 'status') {
-          // A new event or status: refresh the views now instead of at the next poll.
-          detail.reload();
-          timeline.reload();
-          events.reload();
-        }
-      },
-      {
-        lastEventId: state.lastEventId,
-        onDrop: (error, retryMs) =>
-          setLiveNote(`live stream ${error === null ? 'ended' : `failed: ${error}`}; reconnecting in ${retryMs} ms`),
-      },
-    );
-    return () => abort.abort();
-  }, [id]);
+    const target = props.target;
+    if (target === null) return;
+    const key = stepKey(target);
+    const marker = `${props.targetNonce}:${key}`;
+    if (appliedTarget.current === marker || !order.includes(key)) return;
+    appliedTarget.current = marker;
+    setOpenState(target);
+    revealAfterLoad.current = key;
+    focusStep(key, true);
+  }, [props.target, props.targetNonce, order.join(' ')]);
 
   const d = detail.value;
+  const t = timeline.value;
   const all = events.value?.events ?? [];
   return (
     <section aria-label={`Session ${id}`} class="session">
-      <h2>Session {id}</h2>
+      <h2 class="session-title" title={id}>
+        Session {id}
+      </h2>
       {[detail.error, timeline.error, events.error].map(
         (e, i) =>
           e !== null && (
@@ -91,9 +105,9 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
             </p>
           ),
       )}
-      {liveNote !== null && (
+      {note !== null && (
         <p role="status" class="warning" data-testid="live-note">
-          {liveNote}
+          {note}
         </p>
       )}
       {waiting !== null && (
@@ -107,80 +121,61 @@ export function SessionView(props: { sessionId: string; onSelect: (id: string) =
         </p>
       )}
       {d !== null && (
-        <dl class="facts">
-          <dt>Status</dt>
-          <dd data-testid="session-status">{d.state?.status ?? d.stateUnavailable ?? 'unknown'}</dd>
-          <dt>Turns</dt>
-          <dd>{d.turns}</dd>
-          <dt>Head</dt>
-          <dd>{d.head}</dd>
-          <dt>Tokens in / cached / out</dt>
-          <dd>
-            {d.usage.inputUncached} / {d.usage.cacheRead} / {d.usage.output}
-          </dd>
-          <dt>Cache read</dt>
-          <dd>{percent(d.cacheReadShare)}</dd>
-          {d.parentSessionId !== null && (
-            <>
-              <dt>Parent</dt>
-              <dd>
-                <button type="button" class="link" onClick={() => props.onSelect(d.parentSessionId ?? '')}>
-                  {d.parentSessionId}
-                </button>
-              </dd>
-            </>
-          )}
-          {d.children.length > 0 && (
-            <>
-              <dt>Subagents</dt>
-              <dd>
-                {d.children.map((c) => (
-                  <button key={c.sessionId} type="button" class="link" onClick={() => props.onSelect(c.sessionId)}>
-                    {c.sessionId} ({c.ended})
-                  </button>
-                ))}
-              </dd>
-            </>
-          )}
-        </dl>
+        <div class="session-top">
+          <div>
+            <SessionFacts detail={d} timeline={t} />
+            <QueuedMessages detail={d} />
+          </div>
+          <ActionPanel detail={d} onDone={detail.reload} onForked={props.onSelect} />
+        </div>
       )}
-      {d !== null && d.queued.length > 0 && (
-        <section aria-label="Queued messages" class="queued">
-          <h3>Queued</h3>
-          <ul>
-            {d.queued.map((m) => (
-              <li key={m.messageId} data-testid={`queued-${m.messageId}`}>
-                <strong>{m.origin}</strong>
-                {m.source !== null ? ` (${m.source})` : ''} → {m.target === 'next-step' ? 'next step' : 'next turn'}
-                {m.downgraded ? ' (moved to the next turn by an interrupt)' : ''}: {m.preview}
-              </li>
-            ))}
-          </ul>
-        </section>
-      )}
-      {d !== null && <ActionPanel detail={d} onDone={detail.reload} onForked={props.onSelect} />}
       {live.step !== null && <LiveSection step={live.step} />}
-      {timeline.value !== null && <UsageCharts timeline={timeline.value} />}
-      {open !== null && <StepRequestView sessionId={id} {...open} onClose={() => setOpen(null)} />}
-      <section aria-label="Timeline">
-        <h3>Timeline</h3>
-        {timeline.value !== null &&
-          blocks(timeline.value, all).map((b) =>
-            b.kind === 'event' ? (
-              <ul key={`e${b.seq}`} class="loose">
-                <EventLine event={b.event} />
-              </ul>
-            ) : (
-              <StepBlock
-                key={`s${b.step.turn}.${b.step.step}`}
-                step={b.step}
-                turnEnded={timeline.value?.turns.find((t) => t.turn === b.step.turn)?.ended ?? null}
-                events={all.filter((e) => e.seq >= b.step.fromSeq && e.seq <= b.step.toSeq)}
-                onOpen={() => setOpen({ turn: b.step.turn, step: b.step.step })}
+      {t !== null && (t.costByModel?.length ?? 0) + order.length > 0 && (
+        <div class="metrics">
+          <StepWaterfall timeline={t} onPick={(step) => focusStep(stepKey(step), true)} />
+          <CostByModel models={t.costByModel ?? []} />
+        </div>
+      )}
+      <section aria-label="Timeline" class="timeline">
+        <div class="timeline-head">
+          <h3>Conversation</h3>
+          <span class="muted keys-hint">j / k or ↓ / ↑ move between steps · Enter: what the model saw</span>
+          <button type="button" aria-pressed={raw} onClick={() => setRaw(!raw)}>
+            Raw events
+          </button>
+        </div>
+        {t !== null && (
+          <ConversationView
+            sessionId={id}
+            timeline={t}
+            events={all}
+            raw={raw}
+            focused={focused}
+            open={open}
+            onToggleRequest={(step) => setOpen(open !== null && stepKey(open) === stepKey(step) ? null : step)}
+            onFocus={(step) => setFocused(stepKey(step))}
+            register={(key, el) => {
+              if (el === null) cards.current.delete(key);
+              else cards.current.set(key, el);
+            }}
+            request={(step) => (
+              <StepRequestView
+                key={stepKey(step)}
+                sessionId={id}
+                turn={step.turn}
+                step={step.step}
+                onClose={() => setOpen(null)}
+                onLoaded={() => {
+                  if (revealAfterLoad.current !== stepKey(step)) return;
+                  revealAfterLoad.current = null;
+                  reveal(cards.current.get(stepKey(step)), true);
+                }}
               />
-            ),
-          )}
+            )}
+          />
+        )}
       </section>
+      {t !== null && order.length > 0 && <UsageCharts timeline={t} />}
     </section>
   );
 }
@@ -196,50 +191,5 @@ function LiveSection(props: { step: LiveStep }) {
       {usage !== null && <p data-testid="live-usage">{usage}</p>}
       <pre data-testid="live-text">{s.text}</pre>
     </section>
-  );
-}
-
-function StepBlock(props: {
-  step: TimelineStep;
-  turnEnded: string | null;
-  events: readonly SessionEvent[];
-  onOpen: () => void;
-}) {
-  const s = props.step;
-  const logged = props.events.find((e) => e.type === 'assistant/message');
-  const answer = logged?.type === 'assistant/message' ? logged.content : null;
-  return (
-    <article class="step" aria-label={`Turn ${s.turn} step ${s.step}`}>
-      <header>
-        <strong>
-          Turn {s.turn} · step {s.step}
-        </strong>{' '}
-        <span>
-          {s.usage === null
-            ? 'running'
-            : `in ${s.usage.inputUncached} + cached ${s.usage.cacheRead}, out ${s.usage.output}`}
-          {s.latencyMs === null ? '' : ` · ${s.latencyMs} ms`}
-          {s.finishReason === null ? '' : ` · ${s.finishReason}`}
-          {s.headerChanged ? ' · header changed' : ''}
-        </span>{' '}
-        {s.requestDigest !== null && (
-          <button type="button" onClick={props.onOpen}>
-            Request of turn {s.turn} step {s.step}
-          </button>
-        )}
-      </header>
-      <ul>
-        {props.events.map((e) => (
-          <EventLine key={e.seq} event={e} />
-        ))}
-      </ul>
-      {answer !== null && clip(answer) !== answer && (
-        // The event line clips a long answer; the whole of it, as logged, is one click away.
-        <details>
-          <summary>Whole answer ({answer.length} characters)</summary>
-          <pre data-testid="step-answer">{answer}</pre>
-        </details>
-      )}
-    </article>
   );
 }

@@ -1,15 +1,29 @@
 // "What the model saw" for one step: the request re-derived from the log, whether its digest matches what
-// was recorded as sent, and how it relates to the previous step's request (what a prefix cache sees).
+// was recorded as sent, how it relates to the previous step's request (what a prefix cache sees), and the
+// messages themselves as the model received them.
+import { useEffect } from 'preact/hooks';
 import type { StepRequest } from '../../src/console/console-api.js';
 import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
 import { apiGet, routePath } from './api-client.js';
+import { RequestMessages } from './request-messages.js';
 import { usePolling } from './use-polling.js';
 
-export function StepRequestView(props: { sessionId: string; turn: number; step: number; onClose: () => void }) {
+export function StepRequestView(props: {
+  sessionId: string;
+  turn: number;
+  step: number;
+  onClose: () => void;
+  /** Called once the request is shown (the page may scroll to it then). */
+  onLoaded?: () => void;
+}) {
   const path = routePath(CONSOLE_ROUTES.request, { id: props.sessionId, turn: props.turn, step: props.step });
   // A sent request never changes: load once (the long interval only matters if the first load failed).
   const request = usePolling(() => apiGet<StepRequest>(path), 60_000, path);
   const r = request.value;
+  const loaded = r !== null;
+  useEffect(() => {
+    if (loaded) props.onLoaded?.();
+  }, [loaded]);
   return (
     <section class="step-request" role="region" aria-label={`Request of turn ${props.turn} step ${props.step}`}>
       <h3>
@@ -22,11 +36,11 @@ export function StepRequestView(props: { sessionId: string; turn: number; step: 
       {r === null && request.error === null && <p>Loading…</p>}
       {r !== null && (
         <>
-          <p class={r.verified ? 'ok' : 'bad'}>
+          <p class={`digest ${r.verified ? 'ok' : 'bad'}`}>
             Digest {r.verified ? 'verified' : 'NOT verified'}: re-derived <code>{r.digest.slice(0, 16)}</code>, recorded{' '}
             <code>{r.recordedDigest.slice(0, 16)}</code>
           </p>
-          <div role="group" aria-label="Diff against the previous request">
+          <div role="group" aria-label="Diff against the previous request" class="diff">
             <h4>Diff against the previous request</h4>
             {r.diff.previous === null ? (
               <p>First request of the session: nothing to compare.</p>
@@ -37,7 +51,7 @@ export function StepRequestView(props: { sessionId: string; turn: number; step: 
                 </li>
                 <li>Common prefix: {r.diff.commonPrefix} messages</li>
                 <li>Appended: {r.diff.appended} messages</li>
-                <li>
+                <li class={r.diff.prefixBrokeAt === null ? 'ok' : 'bad'}>
                   {r.diff.prefixBrokeAt === null
                     ? 'Prefix intact'
                     : `Prefix broke at message ${r.diff.prefixBrokeAt}: ${r.diff.reason ?? 'no reason recorded'}`}
@@ -54,24 +68,5 @@ export function StepRequestView(props: { sessionId: string; turn: number; step: 
         </>
       )}
     </section>
-  );
-}
-
-/** The request's messages, the appended ones (the last `appended`; all for a first request) marked as new. */
-function RequestMessages(props: { body: unknown; appended: number | null }) {
-  const messages = (props.body as { messages?: unknown } | null)?.messages;
-  if (!Array.isArray(messages)) return null;
-  // Counted from the end: the wire body may carry the system prompt as a message the diff does not count.
-  const firstNew = props.appended === null ? 0 : messages.length - props.appended;
-  return (
-    <ol class="messages" start={0} aria-label="Request messages">
-      {messages.map((m: { role?: unknown; content?: unknown }, i) => (
-        <li key={i} class={i >= firstNew ? 'appended' : 'shared'}>
-          <strong>{String(m.role)}</strong>
-          {i >= firstNew ? ' (new)' : ''}:{' '}
-          <span>{typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? m)}</span>
-        </li>
-      ))}
-    </ol>
   );
 }

@@ -34,8 +34,11 @@ export function sessionTimeline(sessionId: string, events: readonly SessionEvent
       case 'request/header':
         if (headers++ > 0) headerSteps.add(`${event.turn}.${event.step}`);
         model = event.header.config.model;
-        // A header is logged before its step starts; a step already open learns of it here.
-        if (current?.turn === event.turn && current.step === event.step) current.headerChanged = headers > 1;
+        // A header can be logged after its step started; a step already open learns of it here.
+        if (current?.turn === event.turn && current.step === event.step) {
+          current.headerChanged = headers > 1;
+          current.model = model;
+        }
         break;
       case 'step/start':
         current = new StepTracker(event, model, headerSteps.has(`${event.turn}.${event.step}`));

@@ -10,7 +10,7 @@ export class StepTracker {
   readonly turn: number;
   readonly step: number;
   readonly #startedAt: number;
-  readonly #model: string | null;
+  #model: string | null;
   #fromSeq: number;
   #toSeq: number;
   #endedAt: number | null = null;
@@ -39,6 +39,10 @@ export class StepTracker {
   }
   get model(): string | null {
     return this.#model;
+  }
+  /** A step's own header is logged after its `step/start`: the model it names is this step's. */
+  set model(model: string | null) {
+    this.#model = model;
   }
   get usage(): Usage | null {
     return this.#answer?.usage ?? null;

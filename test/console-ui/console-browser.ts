@@ -1,5 +1,5 @@
 // Debian's chromium driven by playwright-core (which never downloads a browser), headless; screenshots go
-// to test-artifacts/console-ui/ (gitignored) so a failed run can be looked at.
+// to test-artifacts/console-ui/ (gitignored) so a failed run can be looked at; the docs' ones to docs/images/.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -20,5 +20,18 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(ARTIFACTS_DIR, { recursive: true });
   const path = join(ARTIFACTS_DIR, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+export const DOCS_IMAGES_DIR = join(import.meta.dirname, '..', '..', 'docs', 'images');
+
+/**
+ * A screenshot for the docs (docs/images/<name>.png): the viewport only, so the image keeps its size whatever
+ * the page's length, with the caret hidden and animations stopped so a rerun changes few pixels.
+ */
+export async function docsScreenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(DOCS_IMAGES_DIR, { recursive: true });
+  const path = join(DOCS_IMAGES_DIR, `${name}.png`);
+  await page.screenshot({ path, fullPage: false, animations: 'disabled', caret: 'hide' });
   return path;
 }

@@ -153,7 +153,8 @@ describe('a reload while an answer streams in the web console', () => {
     const logged = events.find((e) => e.type === 'assistant/message');
     expect(logged?.type === 'assistant/message' ? logged.content : null).toBe(ANSWER);
     const session = page.getByRole('region', { name: `Session ${sessionId}` });
-    const answer = session.getByRole('article', { name: 'Turn 1 step 1' }).getByTestId('step-answer');
+    // The answer has no markdown in it: its rendering is its text, exactly.
+    const answer = session.getByRole('article', { name: 'Turn 1 step 1' }).getByTestId('answer-markdown');
     await expect.poll(() => answer.textContent(), { timeout: 10_000 }).toBe(ANSWER);
     expect(await session.getByRole('region', { name: 'Live' }).count()).toBe(0);
   }
@@ -168,7 +169,7 @@ describe('a reload while an answer streams in the web console', () => {
     await screenshot(page, 'console-live-before-reload');
     const requestsBefore = liveRequests.length;
     // The open session is in the address: the reload opens it again by itself.
-    expect(new URL(page.url()).hash).toBe(`#session=${SESSION}`);
+    expect(new URL(page.url()).hash).toBe(`#/sessions/${SESSION}`);
     await page.reload();
     const samples = await sampleUntilLogged();
 

@@ -1,6 +1,6 @@
-// The web console in a real browser: Debian's chromium on the built app (dist/console-ui), the real console
-// server, a real Temporal dev server, worker and scripted provider. Opens a session and its steps, a step's
-// request and diff, steers a running turn, approves a waiting tool call, and shows an API error as sent.
+// The web console in Debian's chromium on the built app, over the real console server, Temporal, worker and
+// scripted provider: a session's steps, a step's request and diff, a steer mid-turn, an approval, an API error
+// as sent, a queued message, a step interrupted mid-stream shown so, and the warning when no worker polls.
 import { appendFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +48,12 @@ describe('web console in chromium', () => {
             hold: { afterChunks: 1, key: 'ui-queue' },
           },
           { match: { lastUserContains: 'queued in the page' }, text: 'the queued steer entered' },
+          {
+            match: { lastUserContains: 'hold then interrupt' },
+            text: 'an answer the operator cuts short',
+            chunkSize: 4,
+            hold: { afterChunks: 1, key: 'ui-interrupt' },
+          },
         ],
       },
       tools: [
@@ -167,6 +173,37 @@ describe('web console in chromium', () => {
       .getByText('queued in the page')
       .waitFor({ timeout: 20_000 });
     await expect.poll(() => queued.count(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it('shows a step interrupted while its answer streamed as interrupted, never as running', async () => {
+    const handle = await h.start('ui-interrupt');
+    await handle.signal(followupSignal, { content: 'hold then interrupt' });
+    await waitForState(handle, (s) => s.status === 'running' && s.step === 1);
+    await page.getByRole('button', { name: 'ui-interrupt', exact: true }).click();
+    const session = page.getByRole('region', { name: 'Session ui-interrupt' });
+    const state = session.getByRole('article', { name: 'Turn 1 step 1' }).getByTestId('step-state');
+    try {
+      // Held mid-stream: the step runs, and the page says so.
+      await expect.poll(() => state.textContent(), { timeout: 20_000 }).toBe('running');
+      await new SessionClient(h.client, { taskQueue: h.taskQueue }).interrupt('ui-interrupt');
+      await waitForTurnEnd(h.store, 'ui-interrupt', 1);
+    } finally {
+      h.provider.release('ui-interrupt');
+    }
+    // The cut answer carries no usage: the case the page used to show as still running.
+    const answer = (await h.store.read('ui-interrupt')).find((e) => e.type === 'assistant/message');
+    expect(answer).toMatchObject({ interrupted: true });
+    expect(answer?.type === 'assistant/message' && answer.usage).toBeFalsy();
+    await expect.poll(() => state.textContent(), { timeout: 10_000 }).toBe('interrupted');
+    await session.getByText('cut by an interrupt').waitFor();
+    expect(await session.getByTestId('turn-end').textContent()).toMatch(/^Turn 1 ended: (aborted|interrupted)/);
+    // The same after a reload: read from the log, not remembered by the page.
+    await page.reload();
+    const again = page
+      .getByRole('region', { name: 'Session ui-interrupt' })
+      .getByRole('article', { name: 'Turn 1 step 1' })
+      .getByTestId('step-state');
+    await expect.poll(() => again.textContent(), { timeout: 10_000 }).toBe('interrupted');
   });
 
   it("warns on the page when no worker polls the session's task queue, and on a message sent to it", async () => {

@@ -18,7 +18,7 @@ import { followupSignal } from '../../src/shared/session-messages.js';
 import { liveStreamPlugin } from '../../src/streaming/live-stream-plugin.js';
 import { MemoryDeltaChannel } from '../../src/streaming/memory-delta-channel.js';
 import { echoTool, failTool } from '../helpers/test-tools.js';
-import { startHarness, TEST_MODEL_2, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
+import { startHarness, TEST_MODEL, TEST_MODEL_2, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { call, post, readSse, startTestConsole } from './console-client.js';
 
 const echo = (id: string) => ({ toolCalls: [{ id, name: 'echo', arguments: JSON.stringify({ text: 'hi' }) }] });
@@ -135,8 +135,24 @@ describe('web console API on the real stack', () => {
       expect(step.latencyMs).toBeGreaterThanOrEqual(0);
       expect(step.headerChanged).toBe(false);
     }
+    for (const step of turn?.steps ?? []) {
+      expect(step).toMatchObject({ state: 'completed', model: TEST_MODEL, error: null });
+      expect(step.endedAt).toBeGreaterThanOrEqual(step.startedAt);
+      // The waterfall: the wait until the request went out, then the model; a tool bar for the echo call.
+      expect(step.phases.slice(0, 2).map((p) => [p.kind, p.endMs !== null && p.endMs >= p.startMs])).toEqual([
+        ['wait', true],
+        ['model', true],
+      ]);
+    }
+    expect(turn?.steps[0]?.phases.filter((p) => p.kind === 'tool').map((p) => p.label)).toEqual(['echo (c1)']);
     const switched = (await api('/api/sessions/console-switch/timeline')).body as Timeline;
     expect(switched.turns.map((t) => t.steps.map((s) => s.headerChanged))).toEqual([[false], [true]]);
+    // Each step names the model its own header named; the costs are summed per model, in order of first use.
+    expect(switched.turns.map((t) => t.steps.map((s) => s.model))).toEqual([[TEST_MODEL], [TEST_MODEL_2]]);
+    expect(switched.costByModel.map((m) => [m.model, m.steps, m.usage.output > 0])).toEqual([
+      [TEST_MODEL, 1, true],
+      [TEST_MODEL_2, 1, true],
+    ]);
   });
 
   it("re-derives a step's request, verifies it against the recorded digest and diffs it with the step before", async () => {
