@@ -4,7 +4,7 @@
 // parent (online and offline); show, log and audit describe the links; a forged child fails the audit.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { childSessionIdFor, usageTotal, type SessionEvent } from '../../src/core/index.js';
+import { approvalShortId, childSessionIdFor, usageTotal, type SessionEvent } from '../../src/core/index.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { forgeStoredRows } from '../helpers/forge-log.js';
 import { dh, sessionIdOf, show, spawnDh, startLiveStack, TEST_MODEL, type LiveStack } from './live-harness.js';
@@ -63,14 +63,16 @@ describe('dh run / attach / ls / show / log / audit over a parent and its subage
     const attach = spawnDh(['attach', parent], env);
 
     // Both viewers of the parent learn that the child waits, and how to decide it.
+    const shortId = approvalShortId('w1');
     const asked = new RegExp(
-      `⏸ subagent ${escape(child)}: write_file \\(w1\\) needs approval: approval-policy: write_file needs approval\\n` +
-        `  dh approve ${escape(child)} w1    or    dh approve ${escape(child)} w1 --deny\\n`,
+      `⏸ subagent ${escape(child)}: write_file needs approval \\[${shortId}\\]: approval-policy: write_file needs approval\\n` +
+        `  dh approve ${escape(child)} ${shortId}   · --deny · --remember tool\\n`,
     );
     await run.waitFor(asked, 60_000);
     await attach.waitFor(asked, 30_000);
-    const [, session, call] = /dh approve (\S+) (\S+) {4}or/.exec(run.stderr()) ?? [];
-    expect([session, call]).toEqual([child, 'w1']);
+    // Approved as the hint says: the child's session id and the short id.
+    const [, session, call] = /dh approve (\S+) (\S+) {3}·/.exec(run.stderr()) ?? [];
+    expect([session, call]).toEqual([child, shortId]);
     const approved = await dh(['approve', session as string, call as string], env);
     expect(approved.code, show(approved)).toBe(0);
 

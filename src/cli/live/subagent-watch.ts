@@ -52,7 +52,7 @@ export class SubagentWatch {
     }
     if (now - this.#lastPoll < (this.#options.everyMs ?? POLL_EVERY_MS)) return;
     this.#lastPoll = now;
-    const found = new Map<string, { child: string; callId: string; name: string; reason: string }>();
+    const found = new Map<string, { child: string; callId: string; shortId?: string; name: string; reason: string }>();
     const seen = new Set<string>([this.#sessionId]);
     let level = await this.#children(this.#sessionId);
     for (let depth = 1; depth <= MAX_DEPTH && level.length > 0; depth++) {
@@ -72,8 +72,11 @@ export class SubagentWatch {
     }
     for (const [key, a] of found) {
       if (this.#waiting.has(key)) continue;
-      this.#options.note(`⏸ subagent ${a.child}: ${a.name} (${a.callId}) needs approval: ${a.reason}`);
-      this.#options.note(`  dh approve ${a.child} ${a.callId}    or    dh approve ${a.child} ${a.callId} --deny`);
+      // The short id, as the parent's own asks show it: what a person types (`dh approve` resolves it). A
+      // workflow that predates short ids names the call by its id.
+      const id = a.shortId ?? a.callId;
+      this.#options.note(`⏸ subagent ${a.child}: ${a.name} needs approval [${id}]: ${a.reason}`);
+      this.#options.note(`  dh approve ${a.child} ${id}   · --deny · --remember tool`);
     }
     for (const [key, a] of this.#waiting) {
       if (!found.has(key)) this.#options.note(`  subagent ${a.child}: ${a.callId} no longer waits for approval`);
