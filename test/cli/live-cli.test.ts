@@ -181,7 +181,7 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
     expect(r.code, show(r)).toBe(0);
     expect(r.stdout).toBe('I will write the note.\nSteered and done.\n');
     expect(r.stderr).toMatch(/→ write_file \{"path":"note.txt","content":"hello"\}/);
-    expect(r.stderr).toMatch(/✓ approved w1/);
+    expect(r.stderr).toContain(`✓ approved write_file [${shortId}] by `);
     expect(r.stderr).toMatch(/← write_file ok/);
     expect(r.stderr).toMatch(/» inject \(git-hook\): LATE context: the branch is main/);
     expect(r.stderr).toMatch(/» steer \(cli\): LATE steer: keep it short/);

@@ -246,13 +246,15 @@ export class ChatModel {
         this.#activity = 'waiting for approval…';
         return;
       }
-      case 'approval/decision':
+      case 'approval/decision': {
         this.#approvals.delete(event.callId);
-        this.#push(
-          'note',
-          `${event.decision === 'approve' ? '✓ approved' : event.decision === 'deny' ? '✗ denied' : '⏱ no decision:'} ${event.callId}`,
-        );
+        // Named as the ask named it: the tool and the short id the person typed or clicked.
+        const name = this.#calls.get(event.callId)?.name;
+        const verb =
+          event.decision === 'approve' ? '✓ approved' : event.decision === 'deny' ? '✗ denied' : '⏱ no decision:';
+        this.#push('note', `${verb} ${name !== undefined ? `${name} ` : ''}[${approvalShortId(event.callId)}]`);
         return;
+      }
       case 'policy/verdict':
         // Allowed calls would drown the transcript; an ask shows as the pending approval.
         if (event.outcome === 'deny') this.#push('warn', policyDenyNote(event));

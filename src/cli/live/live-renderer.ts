@@ -30,6 +30,8 @@ export class LiveRenderer {
   #spinnerLabel: string | null = null;
   #spinnerTimer: NodeJS.Timeout | null = null;
   #frame = 0;
+  /** The tool each asked call runs, so its decision line names it as the ask did. */
+  readonly #asked = new Map<string, string>();
   #drawn = false;
   /** The limiter wait last noted (step and reason): a wait is noted once, then only relabels the spinner. */
   #limiterNoted: string | null = null;
@@ -165,6 +167,7 @@ export class LiveRenderer {
       case 'approval/request': {
         // The short id is what a person types; `dh approve` resolves it against the one waiting call.
         const shortId = approvalShortId(event.callId);
+        this.#asked.set(event.callId, event.name);
         this.note(`⏸ ${event.name} needs approval [${shortId}]: ${clip(event.reason)}`);
         this.note(`  dh approve ${this.#sessionId} ${shortId}   · --deny · --remember tool`);
         this.waiting('waiting for approval…');
@@ -177,12 +180,16 @@ export class LiveRenderer {
       case 'policy/rule':
         this.note(rememberedRuleNote(event));
         return;
-      case 'approval/decision':
+      case 'approval/decision': {
+        const name = this.#asked.get(event.callId);
+        this.#asked.delete(event.callId);
+        const call = `${name !== undefined ? `${name} ` : ''}[${approvalShortId(event.callId)}]`;
         this.note(
           `${event.decision === 'approve' ? '✓ approved' : event.decision === 'deny' ? '✗ denied' : '⏱ no decision in time:'} ` +
-            `${event.callId}${event.by !== undefined ? ` by ${event.by}` : ''}${event.reason !== undefined ? ` (${clip(event.reason)})` : ''}`,
+            `${call}${event.by !== undefined ? ` by ${event.by}` : ''}${event.reason !== undefined ? ` (${clip(event.reason)})` : ''}`,
         );
         return;
+      }
       case 'turn/end':
         this.#stopSpinner();
         if (event.reason !== 'completed') {

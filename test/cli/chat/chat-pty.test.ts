@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ESC_DELAY_MS } from '../../../src/cli/chat/chat-app.js';
+import { approvalShortId } from '../../../src/core/approval-short-id.js';
 import { renderScreenText, writeAsciicast } from '../../helpers/asciicast.js';
 import { startChatStack, TEST_MODEL, type ChatStack } from '../../helpers/chat-stack.js';
 import { freezeGroup, thawAll, thawGroup } from '../../helpers/freeze-group.js';
@@ -308,7 +309,7 @@ describe('dh chat in a pseudo-terminal', () => {
     const again = chat([sessionId]);
     const history = await again.waitFor(/The note is written\./, { timeoutMs: STARTUP_MS, scope: 'all' });
     expect(history.all).toMatch(/› you \(followup, turn 1\): \[c\] note\nplease\nnow\n/);
-    expect(history.all).toMatch(/✓ approved c-w/);
+    expect(history.all).toContain(`✓ approved write_file [${approvalShortId('c-w')}]`);
     type(again, '[c] again');
     await again.waitFor(/Welcome back; nothing was lost\./, { timeoutMs: 30_000, scope: 'all' });
     // The screen shows the answer once it is logged; the turn's end is logged just after.
