@@ -22,18 +22,45 @@ export interface MirrorReport {
   readonly problem: string | null;
 }
 
+export interface MirrorOptions {
+  /**
+   * How long the newest events of a running session may take to reach its history (default 10 s). An append
+   * commits in the store before its activity's result is recorded, so a check right after it finds a tail no
+   * history mentions yet; it is checked again until the history has it or this passes (then it is a problem).
+   */
+  readonly settleMs?: number;
+}
+
+const SETTLE_MS = 10_000;
+const SETTLE_POLL_MS = 200;
+
 export async function checkHistoryMirror(
   client: Client,
   store: SessionStore,
   sessionId: string,
+  options: MirrorOptions = {},
 ): Promise<MirrorReport> {
+  const deadline = Date.now() + (options.settleMs ?? SETTLE_MS);
+  for (;;) {
+    const { report, tailInFlight } = await mirrorOnce(client, store, sessionId);
+    if (!tailInFlight || Date.now() >= deadline) return report;
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
+  }
+}
+
+async function mirrorOnce(
+  client: Client,
+  store: SessionStore,
+  sessionId: string,
+): Promise<{ report: MirrorReport; tailInFlight: boolean }> {
   const workflowId = sessionWorkflowId(sessionId);
   const { payloadCodecs } = client.options.loadedDataConverter;
   const runIds = new Set<string>();
   for await (const execution of client.workflow.list({ query: `WorkflowId = "${workflowId}"` }))
     runIds.add(execution.runId);
   // Visibility lags; the continue-as-new chain of the newest run is authoritative for what it reaches.
-  let cursor: string | undefined = (await client.workflow.getHandle(workflowId).describe()).runId;
+  const newest = await client.workflow.getHandle(workflowId).describe();
+  let cursor: string | undefined = newest.runId;
   const receipts = new Map<number, Receipt>();
   let problem: string | null = null;
   const visited = new Set<string>();
@@ -76,10 +103,12 @@ export async function checkHistoryMirror(
   const events = await store.read(sessionId);
   let uncoveredPrefix = 0;
   while (uncoveredPrefix < events.length && !receipts.has(uncoveredPrefix)) uncoveredPrefix++;
+  let firstUnrecorded: number | null = null;
   for (const event of events.slice(uncoveredPrefix)) {
     const receipt = receipts.get(event.seq);
     const digest = nativeEventDigest(event);
     if (!receipt) {
+      if (problem === null) firstUnrecorded = event.seq;
       problem ??= `seq ${event.seq} (${event.type}) is in the log but in no workflow history`;
     } else if (receipt.type !== event.type || receipt.digest !== digest) {
       problem ??= `seq ${event.seq}: the history recorded ${receipt.type} ${receipt.digest}, the log holds ${event.type} ${digest}`;
@@ -89,13 +118,20 @@ export async function checkHistoryMirror(
   problem ??= chains.problem;
   const beyond = [...receipts.keys()].filter((seq) => seq >= events.length).sort((a, b) => a - b)[0];
   if (beyond !== undefined) problem ??= `seq ${beyond} is in the workflow history but not in the log`;
+  // Only unrecorded events after every recorded one, of a run still going, can be an append in flight.
+  let lastRecorded = -1;
+  for (const seq of receipts.keys()) lastRecorded = Math.max(lastRecorded, seq);
+  const tailInFlight = newest.status.name === 'RUNNING' && firstUnrecorded !== null && firstUnrecorded > lastRecorded;
   return {
-    ok: problem === null,
-    runs: visited.size,
-    receipts: receipts.size,
-    chains: chains.checked,
-    uncoveredPrefix,
-    problem,
+    report: {
+      ok: problem === null,
+      runs: visited.size,
+      receipts: receipts.size,
+      chains: chains.checked,
+      uncoveredPrefix,
+      problem,
+    },
+    tailInFlight,
   };
 }
 

@@ -2,10 +2,12 @@
 // re-derive, the history mirrors the log, and the cache simulation predicts what the provider reported.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { auditSession } from '../../src/audit/audit-session.js';
+import { checkHistoryMirror } from '../../src/client/history-mirror.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
 import { echoTool } from '../helpers/test-tools.js';
 import { startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { forgeStoredRows } from '../helpers/forge-log.js';
+import { inboxEnqueue } from '../helpers/event-builders.js';
 import { tamperToolResult } from './audited-log.js';
 
 const LONG = 'Background: '.concat('the quick brown fox jumps over the lazy dog. '.repeat(40));
@@ -68,6 +70,22 @@ describe('auditSession over a workflow-run session', () => {
     expect(offline.ok).toBe(true);
     expect(offline.rows.every((r) => r.profileSource === 'generic' && r.digestOk)).toBe(true);
     expect(offline.summary.mirror).toBeNull();
+  });
+
+  it("waits for a running session's tail to reach its history, and names a tail that never does", async () => {
+    // An append commits in the store before its activity's result is in the history: a check right after a
+    // turn may find the tail unrecorded, and waits for it. An event appended behind the workflow's back
+    // never reaches the history: after the wait, the mirror names it.
+    const handle = await h.start('audited-tail');
+    await handle.signal(followupSignal, { content: 'more, once' });
+    const events = await waitForTurnEnd(h.store, 'audited-tail', 1);
+    expect((await checkHistoryMirror(h.client, h.store, 'audited-tail')).problem).toBeNull();
+    const head = events.length;
+    await h.store.append('audited-tail', head, [inboxEnqueue(head, 'forged-tail', 'not sent by anyone')]);
+    const started = Date.now();
+    const mirror = await checkHistoryMirror(h.client, h.store, 'audited-tail', { settleMs: 600 });
+    expect(mirror.problem).toBe(`seq ${head} (inbox/enqueue) is in the log but in no workflow history`);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(600);
   });
 
   it('fails on a tampered row: in the re-derivation and in the history mirror', async () => {
