@@ -11,6 +11,15 @@ export interface WorkflowFacts {
 
 const DESCRIBE_CONCURRENCY = 8;
 
+/**
+ * A session's status as `dh ls` and the console word it: its own DhSessionStatus while the run is open, else
+ * how the run ended (`closed` for completed, `timed out`, …). `execution` is the status name, e.g. `RUNNING`.
+ */
+export function sessionStatusWord(execution: string, own: unknown): string {
+  if (execution === 'RUNNING') return typeof own === 'string' ? own : 'running';
+  return execution === 'COMPLETED' ? 'closed' : execution.toLowerCase().replace(/_/g, ' ');
+}
+
 /** One session's facts; `no workflow` when it has none. Throws when Temporal does not answer in time. */
 export async function sessionWorkflowFacts(
   client: Client,
@@ -23,14 +32,7 @@ export async function sessionWorkflowFacts(
     );
     const attribute = d.typedSearchAttributes.get(SESSION_STATUS_ATTRIBUTE);
     const parent = d.typedSearchAttributes.get(SESSION_PARENT_ATTRIBUTE);
-    const status =
-      d.status.name === 'RUNNING'
-        ? typeof attribute === 'string'
-          ? attribute
-          : 'running'
-        : d.status.name === 'COMPLETED'
-          ? 'closed'
-          : d.status.name.toLowerCase().replace(/_/g, ' ');
+    const status = sessionStatusWord(d.status.name, attribute);
     return { status, parent: typeof parent === 'string' && parent !== '' ? parent : null };
   } catch (error) {
     if (error instanceof WorkflowNotFoundError) return { status: 'no workflow', parent: null };

@@ -2,6 +2,8 @@
 // status and start time, paged by Temporal's own token, so a fleet of any size lists in constant work.
 import type { Client } from '@temporalio/client';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
+import { temporal } from '@temporalio/proto';
+import { sessionStatusWord } from '../client/session-workflow-facts.js';
 import { SESSION_PARENT_ATTRIBUTE, SESSION_STATUS_ATTRIBUTE } from '../shared/search-attributes.js';
 import { SESSION_WORKFLOW_PREFIX } from '../shared/session-messages.js';
 
@@ -66,7 +68,7 @@ export async function visibilityPage(
     return [
       {
         sessionId: workflowId.slice(SESSION_WORKFLOW_PREFIX.length),
-        status: statusOf(Number(e.status ?? 0), typeof own === 'string' ? own : undefined),
+        status: sessionStatusWord(executionStatusName(Number(e.status ?? 0)), own),
         parent: typeof parent === 'string' && parent !== '' ? parent : null,
         startedAt: Number(e.startTime?.seconds ?? 0) * 1000 + Math.floor((e.startTime?.nanos ?? 0) / 1e6),
       },
@@ -76,18 +78,8 @@ export async function visibilityPage(
   return { rows, next: next !== null && next !== undefined && next.length > 0 ? next : null };
 }
 
-/** As `dh ls` words it (session-workflow-facts.ts): the session's own status while open, else how it ended. */
-function statusOf(executionStatus: number, own: string | undefined): string {
-  const ended = [
-    'unspecified',
-    'running',
-    'closed',
-    'failed',
-    'canceled',
-    'terminated',
-    'continued as new',
-    'timed out',
-  ];
-  if (executionStatus === 1) return own ?? 'running';
-  return ended[executionStatus] ?? 'unknown';
+/** `RUNNING`, `COMPLETED`, …: the enum's name without its prefix, as the SDK's describe gives it. */
+function executionStatusName(status: number): string {
+  const name = temporal.api.enums.v1.WorkflowExecutionStatus[status] ?? 'WORKFLOW_EXECUTION_STATUS_UNSPECIFIED';
+  return name.replace(/^WORKFLOW_EXECUTION_STATUS_/, '');
 }

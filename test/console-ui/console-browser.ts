@@ -1,6 +1,6 @@
 // Debian's chromium driven by playwright-core (which never downloads a browser), headless; screenshots go
 // to test-artifacts/console-ui/ (gitignored) so a failed run can be looked at; the docs' ones to docs/images/.
-import { mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM_PATH } from '../setup/chromium.js';
@@ -34,4 +34,21 @@ export async function docsScreenshot(page: Page, name: string): Promise<string> 
   const path = join(DOCS_IMAGES_DIR, `${name}.png`);
   await page.screenshot({ path, fullPage: false, animations: 'disabled', caret: 'hide' });
   return path;
+}
+
+/**
+ * Writes the page's console lines and uncaught errors to `file` (for a failed run to be read) and returns
+ * the errors among them as they come, for a test to assert none happened.
+ */
+export function recordBrowserLog(page: Page, file: string): string[] {
+  const errors: string[] = [];
+  page.on('console', (m) => {
+    appendFileSync(file, `${m.type()}: ${m.text()}\n`);
+    if (m.type() === 'error') errors.push(m.text());
+  });
+  page.on('pageerror', (e) => {
+    appendFileSync(file, `pageerror: ${e.message}\n`);
+    errors.push(e.message);
+  });
+  return errors;
 }

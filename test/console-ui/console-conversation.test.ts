@@ -1,14 +1,14 @@
 // A session as a conversation in Debian's chromium over the real stack: tool cards with verdicts and a named
 // approval, injected context, a compaction, a subagent link, markdown (a hostile answer harmless), raw events on
 // demand, the keyboard walking the steps, a step's permalink; ends by writing the docs' screenshots.
-import { appendFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Timeline } from '../../src/console/console-api.js';
 import type { Harness } from '../helpers/session-harness.js';
-import { ARTIFACTS_DIR, docsScreenshot, launchChromium } from './console-browser.js';
+import { ARTIFACTS_DIR, docsScreenshot, launchChromium, recordBrowserLog } from './console-browser.js';
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 import { HOSTILE_ANSWER, INJECTED, REVIEWER, runTour, startTourHarness, tourChild } from './tour-session.js';
 
@@ -24,7 +24,7 @@ describe('a session as a conversation in the web console', () => {
   let browser: Browser;
   let page: Page;
   const browserLog = join(mkdtempSync(join(tmpdir(), 'dh-console-conversation-')), 'browser.log');
-  const errors: string[] = [];
+  let errors: string[] = [];
   const dialogs: string[] = [];
 
   beforeAll(async () => {
@@ -36,14 +36,7 @@ describe('a session as a conversation in the web console', () => {
     ui = await startConsoleUnderTest(h);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('console', (m) => {
-      appendFileSync(browserLog, `${m.type()}: ${m.text()}\n`);
-      if (m.type() === 'error') errors.push(m.text());
-    });
-    page.on('pageerror', (e) => {
-      appendFileSync(browserLog, `pageerror: ${e.message}\n`);
-      errors.push(e.message);
-    });
+    errors = recordBrowserLog(page, browserLog);
     // A hostile answer that got through would most likely show itself as a dialog or a request for `x`.
     page.on('dialog', (d) => {
       dialogs.push(d.message());

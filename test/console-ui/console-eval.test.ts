@@ -2,7 +2,7 @@
 // (and a stable 404 / 400 for an unknown or malformed run id), and the page shows the totals, each step's two
 // answers side by side, the diff of their tool calls with the argument that differs, the judges, and the
 // request both saw, verified against its recorded digest.
-import { appendFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -14,7 +14,7 @@ import { followupSignal } from '../../src/shared/session-messages.js';
 import { startEvalWorker, type EvalWorker } from '../helpers/eval-worker.js';
 import { startHarness, TEST_MODEL_2, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { echoTool } from '../helpers/test-tools.js';
-import { launchChromium, screenshot } from './console-browser.js';
+import { launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 
 describe('an eval run in the web console', () => {
@@ -71,8 +71,7 @@ describe('an eval run in the web console', () => {
     ui = await startConsoleUnderTest(h);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.on('console', (m) => appendFileSync(browserLog, `${m.type()}: ${m.text()}\n`));
-    page.on('pageerror', (e) => appendFileSync(browserLog, `pageerror: ${e.message}\n`));
+    recordBrowserLog(page, browserLog);
     await page.goto(ui.url);
   }, 120_000);
   afterAll(async () => {

@@ -1,14 +1,14 @@
 // The console's layout in Debian's chromium over the real stack: from 1024 to 1920 px the list and the open
 // session sit side by side with no box over another and nothing cut or spilling; below 900 px they stack, list
 // first. Also folds a parent's subagents in the list.
-import { mkdtempSync, appendFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionClient } from '../../src/client/session-client.js';
 import { waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
-import { docsScreenshot, launchChromium, screenshot } from './console-browser.js';
+import { docsScreenshot, launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 import { runTour, startTourHarness, tourChild } from './tour-session.js';
 
@@ -77,8 +77,7 @@ describe('the console layout from 700 to 1920 px', () => {
     ui = await startConsoleUnderTest(h);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('console', (m) => appendFileSync(browserLog, `${m.type()}: ${m.text()}\n`));
-    page.on('pageerror', (e) => appendFileSync(browserLog, `pageerror: ${e.message}\n`));
+    recordBrowserLog(page, browserLog);
   }, 180_000);
   afterAll(async () => {
     await browser?.close();

@@ -2,7 +2,7 @@
 // the live text and its stream position in sessionStorage and resumes the live stream with Last-Event-ID,
 // so the text continues with no gap and nothing repeated, with the step's token counts and cost, and the
 // timeline then shows the answer exactly as logged. Real Temporal, worker, SQLite and scripted provider.
-import { appendFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { followupSignal } from '../../src/shared/session-messages.js';
 import { lateLiveStream, type LateLiveStream } from '../helpers/late-live-stream.js';
 import { startHarness, TEST_MODEL, waitForState, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
-import { launchChromium, screenshot } from './console-browser.js';
+import { launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 
 // 250 distinct words of 5 characters, one per chunk: a repeated or skipped stretch can never look like a prefix.
@@ -67,7 +67,7 @@ describe('a reload while an answer streams in the web console', () => {
   let browser: Browser;
   let page: Page;
   const browserLog = join(mkdtempSync(join(tmpdir(), 'dh-console-resume-')), 'browser.log');
-  const errors: string[] = [];
+  let errors: string[] = [];
   const liveRequests: { session: string; lastEventId: string | undefined }[] = [];
 
   beforeAll(async () => {
@@ -83,14 +83,7 @@ describe('a reload while an answer streams in the web console', () => {
     relay = await startRelay(ui.url);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    page.on('console', (m) => {
-      appendFileSync(browserLog, `${m.type()}: ${m.text()}\n`);
-      if (m.type() === 'error') errors.push(m.text());
-    });
-    page.on('pageerror', (e) => {
-      appendFileSync(browserLog, `pageerror: ${e.message}\n`);
-      errors.push(e.message);
-    });
+    errors = recordBrowserLog(page, browserLog);
     page.on('request', (r) => {
       const live = /\/api\/sessions\/([^/]+)\/live$/.exec(new URL(r.url()).pathname);
       if (live?.[1] !== undefined) liveRequests.push({ session: live[1], lastEventId: r.headers()['last-event-id'] });

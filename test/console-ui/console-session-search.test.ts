@@ -1,14 +1,14 @@
 // Finding sessions in the web console's list, in Debian's chromium over the real stack: by text in their
 // messages, by status, by when they started, and page by page (two a page) with Next and Previous, each page
 // as the API's page token names it.
-import { appendFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SessionClient } from '../../src/client/session-client.js';
 import { startHarness, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
-import { launchChromium, screenshot } from './console-browser.js';
+import { launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 
 const NEEDLES = ['ui-find-1', 'ui-find-2', 'ui-find-3', 'ui-find-4', 'ui-find-5'];
@@ -48,8 +48,7 @@ describe('searching the session list in the web console', () => {
     ui = await startConsoleUnderTest(h);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    page.on('console', (m) => appendFileSync(browserLog, `${m.type()}: ${m.text()}\n`));
-    page.on('pageerror', (e) => appendFileSync(browserLog, `pageerror: ${e.message}\n`));
+    recordBrowserLog(page, browserLog);
     await page.goto(ui.url);
   }, 180_000);
   afterAll(async () => {

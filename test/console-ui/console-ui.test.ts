@@ -1,7 +1,7 @@
 // The web console in Debian's chromium on the built app, over the real console server, Temporal, worker and
 // scripted provider: a session's steps, a step's request and diff, a steer mid-turn, an approval, an API error
 // as sent, a queued message, a step interrupted mid-stream shown so, and the warning when no worker polls.
-import { appendFileSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { followupSignal } from '../../src/shared/session-messages.js';
 import { approvalPolicyPlugin } from '../../src/plugins/basic-plugins.js';
 import { echoTool, sleepTool } from '../helpers/test-tools.js';
 import { startHarness, waitForState, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
-import { launchChromium, screenshot } from './console-browser.js';
+import { launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 
 const STEER = 'Use YAML, not JSON.';
@@ -66,8 +66,7 @@ describe('web console in chromium', () => {
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
     // Page errors and console output, kept for a failed run.
-    page.on('console', (m) => appendFileSync(browserLog, `${m.type()}: ${m.text()}\n`));
-    page.on('pageerror', (e) => appendFileSync(browserLog, `pageerror: ${e.message}\n`));
+    recordBrowserLog(page, browserLog);
     await page.goto(ui.url);
   });
   afterAll(async () => {
