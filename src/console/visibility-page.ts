@@ -2,7 +2,8 @@
 // status and start time, paged by Temporal's own token, so a fleet of any size lists in constant work.
 import type { Client } from '@temporalio/client';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
-import { temporal } from '@temporalio/proto';
+// The package is CommonJS: Node's ESM loader offers it only as a default export.
+import proto from '@temporalio/proto';
 import { sessionStatusWord } from '../client/session-workflow-facts.js';
 import { SESSION_PARENT_ATTRIBUTE, SESSION_STATUS_ATTRIBUTE } from '../shared/search-attributes.js';
 import { SESSION_WORKFLOW_PREFIX } from '../shared/session-messages.js';
@@ -80,6 +81,6 @@ export async function visibilityPage(
 
 /** `RUNNING`, `COMPLETED`, …: the enum's name without its prefix, as the SDK's describe gives it. */
 function executionStatusName(status: number): string {
-  const name = temporal.api.enums.v1.WorkflowExecutionStatus[status] ?? 'WORKFLOW_EXECUTION_STATUS_UNSPECIFIED';
+  const name = proto.temporal.api.enums.v1.WorkflowExecutionStatus[status] ?? 'WORKFLOW_EXECUTION_STATUS_UNSPECIFIED';
   return name.replace(/^WORKFLOW_EXECUTION_STATUS_/, '');
 }

@@ -130,6 +130,33 @@ describe('bin/dh.mjs', { timeout: 60_000 }, () => {
     }
   });
 
+  it("links every chunk the entry can reach under Node's own ESM loader", () => {
+    // tsx (and vitest) let a named import from a CommonJS package through; Node's loader does not, so a
+    // `import { x } from 'cjs-package'` passes every in-process test and breaks only the built command.
+    const dir = join(root, 'dist', 'cli');
+    const reachable = new Set<string>();
+    const queue = [entry()];
+    for (let file = queue.pop(); file !== undefined; file = queue.pop()) {
+      if (reachable.has(file)) continue;
+      reachable.add(file);
+      for (const match of readFileSync(join(dir, file), 'utf8').matchAll(/"\.\/([\w-]+\.mjs)"/g)) queue.push(match[1]!);
+    }
+    reachable.delete(entry()); // the entry runs the command line; linking the rest loads every module it has
+    expect(reachable.size).toBeGreaterThan(10);
+    const script = [
+      'const files = JSON.parse(process.argv[1]); const failed = [];',
+      'for (const f of files) { try { await import(new URL(f, process.argv[2]).href); }',
+      "  catch (e) { failed.push(f + ': ' + String(e.message).split('\\n')[0]); } }",
+      'console.log(JSON.stringify(failed));',
+    ].join('\n');
+    const out = execFileSync(
+      process.execPath,
+      ['--input-type=module', '-e', script, JSON.stringify([...reachable]), `file://${dir}/`],
+      { cwd: root, encoding: 'utf8', env: { ...process.env, DH_HOME: join(root, 'home') } },
+    );
+    expect(JSON.parse(out.trim().split('\n').at(-1)!)).toEqual([]);
+  });
+
   it("names the codec's payload key variable as the codec does", () => {
     // codec-server.ts keeps a copy so that defining the command does not load Temporal's protobufs.
     expect(CLI_PAYLOAD_KEY_ENV).toBe(PAYLOAD_KEY_ENV);
