@@ -7,6 +7,7 @@ import type { PolicyEvaluation, StepContext, ToolCallView } from '../plugins/con
 import type { Plugin } from '../plugins/plugin.js';
 import { decideCall } from './decide-call.js';
 import type { Policy } from './policy-file.js';
+import { fixedPolicy, type PolicySource } from './policy-reloader.js';
 import { gatherPathFacts, parseArguments } from './policy-paths.js';
 import { verdictInputsDigest } from './verdict-inputs.js';
 
@@ -19,7 +20,6 @@ export interface PolicyEvaluator {
 }
 
 export interface PolicyEngine {
-  readonly policy: Policy;
   readonly evaluators: readonly PolicyEvaluator[];
   /** The verdict on one call; never throws for an evaluator's sake. */
   judge(input: {
@@ -46,21 +46,40 @@ export function policyEvaluators(plugins: readonly Plugin[]): PolicyEvaluator[] 
   });
 }
 
-export function createPolicyEngine(policy: Policy, evaluators: readonly PolicyEvaluator[] = []): PolicyEngine {
+/** Judges by `policy`: one fixed policy, or a source that follows the file (see policy-reloader.ts). */
+export function createPolicyEngine(
+  policy: Policy | PolicySource,
+  evaluators: readonly PolicyEvaluator[] = [],
+): PolicyEngine {
+  const source = 'current' in policy ? policy : fixedPolicy(policy);
   return {
-    policy,
     evaluators,
     async judge({ call, sessionRules, workspace, context, at }) {
-      const args = parseArguments(call.arguments);
-      const paths = await gatherPathFacts(policy.rules, call.name, args, workspace);
-      const decision = decideCall(policy.rules, sessionRules, { name: call.name, args }, paths);
-      const base = {
+      const head = {
         type: 'policy/verdict' as const,
         at,
         turn: context.turn,
         step: context.step,
         callId: call.callId,
         name: call.name,
+      };
+      const now = await source.current();
+      if (!now.ok)
+        // Fail closed: no rule, remembered rule or evaluator can allow while the file does not load.
+        return {
+          ...head,
+          inputs: verdictInputsDigest(call.name, call.arguments, {}),
+          outcome: 'ask',
+          by: 'default',
+          version: now.version,
+          reason: `the tool policy does not load, so every call asks until it does: ${now.problem}`.slice(0, 2000),
+        };
+      const { policy } = now;
+      const args = parseArguments(call.arguments);
+      const paths = await gatherPathFacts(policy.rules, call.name, args, workspace);
+      const decision = decideCall(policy.rules, sessionRules, { name: call.name, args }, paths);
+      const base = {
+        ...head,
         inputs: verdictInputsDigest(call.name, call.arguments, paths),
         ...(Object.keys(paths).length > 0 ? { paths } : {}),
       };

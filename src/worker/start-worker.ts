@@ -17,8 +17,9 @@ import { apiKeyFromEnv, type ProviderProfile } from '../providers/provider-profi
 import { openSessionStore } from '../stores/open-session-store.js';
 import { createSessionWorker, type SessionWorker } from './create-session-worker.js';
 import { defaultPlugins } from './default-plugins.js';
-import { loadPolicy } from '../policy/policy-file.js';
+import { loadPolicy, type Policy } from '../policy/policy-file.js';
 import { createPolicyEngine, policyEvaluators } from '../policy/policy-engine.js';
+import { reloadingPolicy } from '../policy/policy-reloader.js';
 import { discoverContextWindow } from './discover-context-window.js';
 import { loadMcpConfig } from '../mcp/mcp-config.js';
 import { startMcpHub, type McpHub } from '../mcp/mcp-hub.js';
@@ -103,7 +104,9 @@ export async function startWorker(
       apiKey,
       ...(window.from === 'assumed' ? { contextWindowAssumed: true } : {}),
       ...hooks,
-      ...(policy !== undefined ? { policy: createPolicyEngine(policy, policyEvaluators(pluginList)) } : {}),
+      ...(policy !== undefined
+        ? { policy: createPolicyEngine(followPolicy(policy, log), policyEvaluators(pluginList)) }
+        : {}),
       ...(limiter !== undefined ? { limiter } : {}),
       ...(fleet.tenant !== undefined ? { tenant: fleet.tenant } : {}),
       pricing,
@@ -185,6 +188,15 @@ async function contextWindowOf(
     { contextWindow: listed },
   );
   return { tokens: listed, from: 'assumed' };
+}
+
+/** The policy as the file says now: an edit applies from the next call, and a broken file asks for everything. */
+function followPolicy(policy: Policy, log: Logger) {
+  return reloadingPolicy(policy, {
+    reloaded: (now) => log.info(`tool policy ${now.file} reloaded (${now.rules.length} rules, version ${now.version})`),
+    broken: (problem, file) =>
+      log.error(`tool policy ${file} no longer loads, so every tool call asks until it does: ${problem}`, { file }),
+  });
 }
 
 /** The start-up line that says the fleet limiter is on, for which account, at what quota. */

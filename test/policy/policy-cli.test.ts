@@ -1,6 +1,7 @@
 // The tool policy as a user meets it: `dh worker` reads DH_POLICY (and refuses a broken file in one line
 // naming line and column), `dh run` shows a denial and an ask with its short id, `dh approve --remember`
-// answers it, and `dh audit --rejudge` names the verdict a changed file would decide differently.
+// answers it, `dh audit --rejudge` names the verdict a changed file would decide differently, and the
+// running worker follows an edited file (and asks for everything while the file does not load).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +45,16 @@ describe('the tool policy through dh', () => {
             ],
           },
           { match: { lastUserContains: 'policy-task' }, text: 'All done.' },
+          {
+            match: { lastUserContains: 'edited-task' },
+            toolCalls: [{ id: 'e1', name: 'shell', arguments: { command: 'pwd' } }],
+          },
+          { match: { lastUserContains: 'edited-task' }, text: 'Denied, as the new file says.' },
+          {
+            match: { lastUserContains: 'broken-task' },
+            toolCalls: [{ id: 'b1', name: 'shell', arguments: { command: 'pwd' } }],
+          },
+          { match: { lastUserContains: 'broken-task' }, text: 'It asked.' },
         ],
       },
       { DH_POLICY: policyFile },
@@ -96,6 +107,54 @@ describe('the tool policy through dh', () => {
     const misplaced = await dh(['audit', sessionId, '--policy', stricter], env);
     expect(misplaced.code, show(misplaced)).toBe(2);
     expect(misplaced.stderr).toMatch(/--policy and --workspace go with --rejudge/);
+  }, 120_000);
+
+  it('the running worker follows an edit of the file, and asks for every call while the file does not load', async () => {
+    const { env } = live.stack;
+    const verdictsOf = async (sessionId: string) => {
+      const log = await dh(['log', sessionId, '--json'], env);
+      return log.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .filter((e) => e.type === 'policy/verdict');
+    };
+    // pwd is now denied: the next call is judged by version p3, with no worker restart.
+    const edited = [{ id: 'no-shell', tool: 'shell', outcome: 'deny', reason: 'no shell today' }, ...RULES.slice(1)];
+    writeFileSync(policyFile, JSON.stringify({ version: 'p3', rules: edited }, null, 2));
+    const running = spawnDh(['run', 'edited-task: where am I'], env);
+    const sessionId = await sessionIdOf(running);
+    const run = await running.result;
+    expect(run.code, show(run)).toBe(0);
+    expect(run.stderr).toMatch(/✗ policy denied shell \(rule no-shell\): no shell today/);
+    expect(await verdictsOf(sessionId)).toMatchObject([
+      { callId: 'e1', outcome: 'deny', rule: 'no-shell', version: 'p3' },
+    ]);
+    await live.worker.waitFor(/tool policy .*policy\.json reloaded \(3 rules, version p3\)/, 10_000);
+
+    // A half-written file: the call asks (fail closed) and says why; the worker says so once.
+    writeFileSync(policyFile, '{ "version": "p4", "rules": [');
+    const asking = spawnDh(['run', 'broken-task: where am I'], env);
+    const askingId = await sessionIdOf(asking);
+    await asking.waitFor(new RegExp(`⏸ shell needs approval \\[${approvalShortId('b1')}\\]`), 60_000);
+    await live.worker.waitFor(
+      /tool policy .*policy\.json no longer loads, so every tool call asks until it does/,
+      10_000,
+    );
+    const [verdict] = await verdictsOf(askingId);
+    expect(verdict).toMatchObject({
+      callId: 'b1',
+      outcome: 'ask',
+      by: 'default',
+      version: expect.stringMatching(/^invalid-/),
+    });
+    expect(verdict?.reason).toMatch(
+      /the tool policy does not load, so every call asks until it does: invalid tool policy in .*not valid JSON/,
+    );
+    const denied = await dh(['approve', askingId, approvalShortId('b1'), '--deny'], env);
+    expect(denied.code, show(denied)).toBe(0);
+    expect((await asking.result).code).toBe(0);
+    writeFileSync(policyFile, JSON.stringify({ version: 'p1', rules: RULES }, null, 2));
   }, 120_000);
 
   it('a broken policy file stops the worker at start with one line naming its line and column', async () => {
