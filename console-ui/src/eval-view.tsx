@@ -239,12 +239,16 @@ function EvalCharts(props: { steps: readonly EvalStepReport[] }) {
     <div class="charts">
       <figure>
         <figcaption>Latency per step (ms)</figcaption>
-        <canvas ref={latency} aria-label="Latency per step" />
+        <div class="chart-box">
+          <canvas ref={latency} aria-label="Latency per step" />
+        </div>
       </figure>
       {/* Without a pricing table there is no cost to draw. */}
       <figure hidden={!answered.some((s) => s.diff?.costUsd.source != null || s.diff?.costUsd.candidate != null)}>
         <figcaption>Cost per step (USD)</figcaption>
-        <canvas ref={cost} aria-label="Cost per step" />
+        <div class="chart-box">
+          <canvas ref={cost} aria-label="Cost per step" />
+        </div>
       </figure>
     </div>
   );
@@ -264,7 +268,7 @@ function useBarChart(labels: string[], what: string, pairs: (number | null)[][])
           { label: `candidate ${what}`, data: pairs.map((p) => p[1] ?? null), backgroundColor: '#4c9a6a' },
         ],
       },
-      options: { animation: false, responsive: true },
+      options: { animation: false, responsive: true, maintainAspectRatio: false },
     });
     return () => chart.destroy();
     // Rebuilt when the numbers change; a report is small.

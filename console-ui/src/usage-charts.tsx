@@ -62,6 +62,7 @@ export function UsageCharts(props: { timeline: Timeline }) {
         },
         options: {
           animation: false,
+          maintainAspectRatio: false,
           scales: { x: { stacked: true }, y: { stacked: true }, share: { position: 'right', min: 0, max: 100 } },
         },
       }),
@@ -72,17 +73,21 @@ export function UsageCharts(props: { timeline: Timeline }) {
       new Chart(c, {
         type: 'bar',
         data: { labels, datasets: [{ label: 'step latency (ms)', data: latency, backgroundColor: '#5a7bb5' }] },
-        options: { animation: false },
+        options: { animation: false, maintainAspectRatio: false },
       }),
     [labels, latency],
   );
   return (
     <div class="charts">
       <figure>
-        <canvas ref={tokens} role="img" aria-label="Input tokens per step, cached and uncached" />
+        <div class="chart-box">
+          <canvas ref={tokens} role="img" aria-label="Input tokens per step, cached and uncached" />
+        </div>
       </figure>
       <figure>
-        <canvas ref={latencyChart} role="img" aria-label="Step latency" />
+        <div class="chart-box">
+          <canvas ref={latencyChart} role="img" aria-label="Step latency" />
+        </div>
       </figure>
     </div>
   );

@@ -14,7 +14,7 @@ import { followupSignal } from '../../src/shared/session-messages.js';
 import { startEvalWorker, type EvalWorker } from '../helpers/eval-worker.js';
 import { startHarness, TEST_MODEL_2, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { echoTool } from '../helpers/test-tools.js';
-import { launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
+import { docsScreenshot, launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 
 describe('an eval run in the web console', () => {
@@ -124,6 +124,13 @@ describe('an eval run in the web console', () => {
     await step.getByRole('button', { name: 'The request both saw' }).click();
     await step.getByRole('region', { name: 'Request of turn 1 step 1' }).getByText('Digest verified').waitFor();
     await screenshot(page, 'console-eval');
+    // The docs image starts at the run's totals (the request panel just opened scrolled the page down to it).
+    await region.evaluate((el: any) => el.scrollIntoView({ block: 'start' }));
+    await docsScreenshot(page, 'console-eval');
+    // A lone chart across the page keeps a chart's height (it grew to its 2:1 aspect, ~600 px, before).
+    const chart = await region.getByLabel('Latency per step').boundingBox();
+    expect(chart?.height).toBeGreaterThan(100);
+    expect(chart?.height).toBeLessThanOrEqual(300);
 
     // The second step: the answers side by side in text.
     await rows.nth(2).getByRole('button', { name: 'ui-eval-source' }).click();
