@@ -47,6 +47,7 @@ async function measure(page: Page, sessionId: string) {
     const list = document.querySelector('section[aria-label="Sessions"]');
     const table = list?.querySelector('table') ?? null;
     const headers = [...(table?.querySelectorAll('th') ?? [])];
+    const costCells = [...document.querySelectorAll('table.cost-by-model th, table.cost-by-model td')];
     return {
       header: box('header', document.querySelector('header.top')),
       list: box('list', list),
@@ -55,6 +56,8 @@ async function measure(page: Page, sessionId: string) {
       headers: headers.map((th) => box(`th ${th.textContent ?? ''}`, th)),
       // A header whose words do not fit its cell (the cut-off "Last activity").
       cutHeaders: headers.filter((th) => th.scrollWidth > th.clientWidth + 1).map((th) => th.textContent),
+      // A figure of the cost by model cut to "$0.0…" beside the waterfall.
+      cutCostCells: costCells.filter((c) => c.scrollWidth > c.clientWidth + 1).map((c) => c.textContent),
       pageWidth: document.documentElement.scrollWidth,
       viewportWidth: innerWidth,
     };
@@ -117,6 +120,7 @@ describe('the console layout from 700 to 1920 px', () => {
         for (const b of m.headers.slice(i + 1)) expect(overlap(a, b), `${a.name} and ${b.name} overlap`).toBe(false);
       for (const th of m.headers) expect(th.right).toBeLessThanOrEqual(m.table.right + 0.5);
       expect(m.cutHeaders).toEqual([]);
+      expect(m.cutCostCells).toEqual([]);
       // Nothing makes the page scroll sideways.
       expect(m.pageWidth).toBeLessThanOrEqual(m.viewportWidth);
       // A cut id still says what it is.
@@ -138,6 +142,7 @@ describe('the console layout from 700 to 1920 px', () => {
     }
     expect(m.pageWidth).toBeLessThanOrEqual(m.viewportWidth);
     expect(m.cutHeaders).toEqual([]);
+    expect(m.cutCostCells).toEqual([]);
     // The list is short enough that the session starts on the first screen.
     expect(m.panel.top).toBeLessThan(900);
     await docsScreenshot(page, 'console-narrow');
