@@ -20,7 +20,6 @@ export interface PolicyEvaluator {
 }
 
 export interface PolicyEngine {
-  readonly evaluators: readonly PolicyEvaluator[];
   /** The verdict on one call; never throws for an evaluator's sake. */
   judge(input: {
     readonly call: ToolCallView;
@@ -49,11 +48,12 @@ export function policyEvaluators(plugins: readonly Plugin[]): PolicyEvaluator[] 
 /** Judges by `policy`: one fixed policy, or a source that follows the file (see policy-reloader.ts). */
 export function createPolicyEngine(
   policy: Policy | PolicySource,
-  evaluators: readonly PolicyEvaluator[] = [],
+  pluginEvaluators: readonly PolicyEvaluator[] = [],
+  /** The evaluators a policy itself names (its `evaluator.llm`), after the plugins'. */
+  evaluatorsOf: (policy: Policy) => readonly PolicyEvaluator[] = () => [],
 ): PolicyEngine {
   const source = 'current' in policy ? policy : fixedPolicy(policy);
   return {
-    evaluators,
     async judge({ call, sessionRules, workspace, context, at }) {
       const head = {
         type: 'policy/verdict' as const,
@@ -75,6 +75,7 @@ export function createPolicyEngine(
           reason: `the tool policy does not load, so every call asks until it does: ${now.problem}`.slice(0, 2000),
         };
       const { policy } = now;
+      const evaluators = [...pluginEvaluators, ...evaluatorsOf(policy)];
       const args = parseArguments(call.arguments);
       const paths = await gatherPathFacts(policy.rules, call.name, args, workspace);
       const decision = decideCall(policy.rules, sessionRules, { name: call.name, args }, paths);

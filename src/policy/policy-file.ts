@@ -7,6 +7,7 @@ import { canonicalJson, sha256Digest } from '../core/canonical-json.js';
 import { DhError } from '../core/errors.js';
 import { PolicyRule } from '../core/policy-rule.js';
 import { describeIssue, formatPath, parseConfigJson } from '../config/config-file-problems.js';
+import { LlmEvaluatorConfig } from './llm-evaluator-config.js';
 
 const CODE = 'INVALID_CONFIG';
 /** Ids of rules remembered in a session (see session-rules.ts); a file's rule may not take one. */
@@ -17,6 +18,8 @@ const EvaluatorBounds = z.strictObject({
   timeoutMs: z.int().min(100).max(600_000).default(10_000),
   /** An evaluator's allow or deny below this confidence (0..1) asks instead. */
   minConfidence: z.number().min(0).max(1).default(0.5),
+  /** A model that reviews what the rules leave open (asked after the plugins' evaluators). */
+  llm: LlmEvaluatorConfig.optional(),
 });
 
 const PolicyFileShape = z
@@ -46,7 +49,11 @@ export interface Policy {
   readonly file: string;
   readonly version: string;
   readonly rules: readonly PolicyRule[];
-  readonly evaluator: { readonly timeoutMs: number; readonly minConfidence: number };
+  readonly evaluator: {
+    readonly timeoutMs: number;
+    readonly minConfidence: number;
+    readonly llm?: LlmEvaluatorConfig | undefined;
+  };
 }
 
 /** Parses a policy file's text; a problem throws INVALID_CONFIG naming `file` and where. */

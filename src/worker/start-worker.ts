@@ -17,9 +17,11 @@ import { apiKeyFromEnv, type ProviderProfile } from '../providers/provider-profi
 import { openSessionStore } from '../stores/open-session-store.js';
 import { createSessionWorker, type SessionWorker } from './create-session-worker.js';
 import { defaultPlugins } from './default-plugins.js';
+import { DhError } from '../core/errors.js';
 import { loadPolicy, type Policy } from '../policy/policy-file.js';
 import { createPolicyEngine, policyEvaluators } from '../policy/policy-engine.js';
 import { reloadingPolicy } from '../policy/policy-reloader.js';
+import { llmPolicyEvaluator, policyFileEvaluators } from '../policy/llm-policy-evaluator.js';
 import { discoverContextWindow } from './discover-context-window.js';
 import { loadMcpConfig } from '../mcp/mcp-config.js';
 import { startMcpHub, type McpHub } from '../mcp/mcp-hub.js';
@@ -50,8 +52,10 @@ export async function startWorker(
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
   // The policy file before anything starts: a bad one fails the start with its line and column.
   const policy = await loadPolicy({ home: config.home, env: process.env });
-  if (policy !== undefined)
+  if (policy !== undefined) {
+    checkPolicyEvaluators(policy);
     log.info(`tool policy ${policy.file} (${policy.rules.length} rules, version ${policy.version})`);
+  }
   // MCP servers before anything else opens: one that cannot start fails the start, naming it.
   const mcp = await startWorkerMcp(config, log);
   const { fleet, pricing } = config;
@@ -105,7 +109,9 @@ export async function startWorker(
       ...(window.from === 'assumed' ? { contextWindowAssumed: true } : {}),
       ...hooks,
       ...(policy !== undefined
-        ? { policy: createPolicyEngine(followPolicy(policy, log), policyEvaluators(pluginList)) }
+        ? {
+            policy: createPolicyEngine(followPolicy(policy, log), policyEvaluators(pluginList), policyFileEvaluators()),
+          }
         : {}),
       ...(limiter !== undefined ? { limiter } : {}),
       ...(fleet.tenant !== undefined ? { tenant: fleet.tenant } : {}),
@@ -188,6 +194,20 @@ async function contextWindowOf(
     { contextWindow: listed },
   );
   return { tokens: listed, from: 'assumed' };
+}
+
+/** A policy whose LLM evaluator cannot be built (its key variable unset) stops the start, naming the file. */
+function checkPolicyEvaluators(policy: Policy): void {
+  if (policy.evaluator.llm === undefined) return;
+  try {
+    llmPolicyEvaluator(policy.evaluator.llm);
+  } catch (error) {
+    throw new DhError(
+      'INVALID_CONFIG',
+      `invalid tool policy in ${policy.file}: evaluator.llm: ${error instanceof Error ? error.message : String(error)}`,
+      { file: policy.file },
+    );
+  }
 }
 
 /** The policy as the file says now: an edit applies from the next call, and a broken file asks for everything. */

@@ -171,6 +171,15 @@ describe('the tool policy through dh', () => {
       ).toEqual([
         expect.stringMatching(new RegExp(`invalid tool policy in ${broken}: not valid JSON: .*line 3, column \\d+`)),
       ]);
+      // An LLM evaluator whose key variable is not set is refused at start too.
+      const keyless = join(dir, 'keyless.json');
+      const llm = { baseUrl: 'http://127.0.0.1:9/v1', model: 'm', apiKeyEnv: 'DH_TEST_UNSET_POLICY_KEY' };
+      writeFileSync(keyless, JSON.stringify({ rules: [], evaluator: { llm } }));
+      const refused = await dh(['worker'], { ...stack.env, DH_POLICY: keyless });
+      expect(refused.code, show(refused)).toBe(1);
+      expect(refused.stderr).toMatch(
+        /invalid tool policy in .*keyless\.json: evaluator\.llm: the LLM policy evaluator's key variable DH_TEST_UNSET_POLICY_KEY is not set/,
+      );
       const missing = await dh(['audit', 'nobody', '--rejudge'], { ...stack.env, DH_POLICY: join(dir, 'none.json') });
       expect(missing.code, show(missing)).toBe(1);
       expect(missing.stderr).toMatch(/no such file \(named by DH_POLICY\)/);
