@@ -1,7 +1,9 @@
 // Picks the scripted reply for each valid request: in `ordered` mode the next unused reply, in `match`
 // mode the first unused reply whose `match` holds (a reply without `match` matches anything). A reply
 // with `repeat: n` is used n times; the script's `default` reply, if any, answers whatever is left
-// unanswered, without limit. Counts what ran out.
+// unanswered, without limit. With `retries: same-reply`, a request equal to one answered before gets that
+// answer again. Counts what ran out.
+import { createHash } from 'node:crypto';
 import { contentText, type ChatCompletionRequest } from './chat-completion-request.js';
 import type { LoadedScript, Reply } from './script.js';
 
@@ -21,6 +23,17 @@ export interface ReplyQueueStats {
   readonly remaining: number;
   /** Requests that found no reply. */
   readonly exhausted: number;
+  /** Requests answered again as an equal earlier one was (`retries: same-reply`). */
+  readonly repeatedRequests: number;
+}
+
+type Answerable = Pick<ChatCompletionRequest, 'messages'> & Partial<Pick<ChatCompletionRequest, 'model' | 'tools'>>;
+
+/** What makes two requests the same question: the model, the messages and the tools. */
+function requestKey(request: Answerable): string {
+  return createHash('sha256')
+    .update(JSON.stringify([request.model ?? null, request.messages, request.tools ?? null]))
+    .digest('hex');
 }
 
 /** The text of the last `user` message ('' when there is none). */
@@ -34,15 +47,21 @@ export function lastUserText(request: Pick<ChatCompletionRequest, 'messages'>): 
 
 export class ReplyQueue {
   private readonly remaining: number[];
+  private readonly answered = new Map<string, { reply: Reply; position: number }>();
   private used = 0;
   private exhausted = 0;
+  private repeatedRequests = 0;
 
   constructor(private readonly script: LoadedScript) {
     this.remaining = script.replies.map((reply) => reply.repeat);
   }
 
   /** The reply `next` would hand out for `request`, without using it (undefined: none is left). */
-  peek(request: Pick<ChatCompletionRequest, 'messages'>): { reply: Reply; position: number } | undefined {
+  peek(request: Answerable): { reply: Reply; position: number } | undefined {
+    if (this.script.retries === 'same-reply') {
+      const earlier = this.answered.get(requestKey(request));
+      if (earlier !== undefined) return earlier;
+    }
     const userText = this.script.mode === 'match' ? lastUserText(request) : '';
     for (const [position, reply] of this.script.replies.entries()) {
       if ((this.remaining[position] ?? 0) <= 0) continue;
@@ -52,7 +71,13 @@ export class ReplyQueue {
     return this.script.default === undefined ? undefined : { reply: this.script.default, position: -1 };
   }
 
-  next(request: Pick<ChatCompletionRequest, 'messages'>): Selection {
+  next(request: Answerable): Selection {
+    const key = this.script.retries === 'same-reply' ? requestKey(request) : undefined;
+    const earlier = key !== undefined ? this.answered.get(key) : undefined;
+    if (earlier !== undefined) {
+      this.repeatedRequests++;
+      return { kind: 'reply', ...earlier };
+    }
     const picked = this.peek(request);
     if (picked === undefined) {
       this.exhausted++;
@@ -60,6 +85,8 @@ export class ReplyQueue {
     }
     if (picked.position >= 0) this.remaining[picked.position] = (this.remaining[picked.position] ?? 0) - 1;
     this.used++;
+    // A fault is not an answer: the request sent again after it takes the next reply.
+    if (key !== undefined && picked.reply.fault === undefined) this.answered.set(key, picked);
     return { kind: 'reply', ...picked };
   }
 
@@ -68,6 +95,7 @@ export class ReplyQueue {
       used: this.used,
       remaining: this.remaining.reduce((sum, n) => sum + n, 0),
       exhausted: this.exhausted,
+      repeatedRequests: this.repeatedRequests,
     };
   }
 }

@@ -158,6 +158,13 @@ export const Script = z
     cache: CacheMode.default('deepseek'),
     mode: z.enum(['ordered', 'match']).default('ordered'),
     reasoningPassBack: ReasoningPassBack.default('current-turn'),
+    /**
+     * `new-reply`: every request takes a reply. `same-reply`: a request equal to one already answered (same
+     * model, messages and tools: a retried step, whose request the log derives again byte for byte) gets
+     * that answer again and takes none, as a deterministic model would; a reply with a `fault` is not kept,
+     * so the retry after it takes the next one.
+     */
+    retries: z.enum(['new-reply', 'same-reply']).default('new-reply'),
     replies: z.array(Reply),
     /**
      * Played whenever no reply of `replies` is left (ordered) or none is left that matches (match), as

@@ -41,6 +41,8 @@ export interface ScriptedProviderStats {
   readonly exhausted: number;
   readonly repliesUsed: number;
   readonly repliesRemaining: number;
+  /** Requests answered again as an equal earlier one was (`retries: same-reply`). */
+  readonly repeatedRequests: number;
   /** Chat-completion requests refused with a 429 by the rate quota (0 without a quota). */
   readonly rateLimited: number;
 }
@@ -236,6 +238,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
         exhausted: queueStats.exhausted,
         repliesUsed: queueStats.used,
         repliesRemaining: queueStats.remaining,
+        repeatedRequests: queueStats.repeatedRequests,
         rateLimited: quota?.refused ?? 0,
       };
     },

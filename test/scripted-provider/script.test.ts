@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadScript, parseScript, ScriptError, ScriptErrorCode } from '../../src/scripted-provider/script.js';
+import { ChatCompletion } from '../../src/scripted-provider/chat-completion-response.js';
 import { startScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
+import { post, useProvider, user } from './helpers.js';
 
 function scriptFile(name: string, text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'dh-script-'));
@@ -45,6 +47,7 @@ describe('loading scripts', () => {
       cache: 'deepseek',
       mode: 'ordered',
       reasoningPassBack: 'current-turn',
+      retries: 'new-reply',
       replies: [{ text: 'hi', delayMs: 0, chunkDelayMs: 0, chunkSize: 8, usageEveryChunk: false, repeat: 1 }],
     });
   });
@@ -107,5 +110,34 @@ describe('loading scripts', () => {
   it('makes startScriptedProvider reject a bad script before listening', async () => {
     const file = scriptFile('bad.yaml', 'replies: [{ repeat: -1 }]\n');
     await expect(startScriptedProvider({ script: file })).rejects.toThrow(/\$\.replies\[0\]\.repeat/);
+  });
+});
+
+describe('retries: same-reply', () => {
+  const answer = async (provider: Awaited<ReturnType<typeof useProvider>>, content: string) => {
+    const res = await post(provider, { model: 'deepseek-chat', messages: [user(content)] });
+    if (res.status !== 200) return `${res.status}`;
+    return ChatCompletion.parse(await res.json()).choices[0]?.message.content ?? '';
+  };
+
+  it('answers a request equal to an answered one as before, using no reply; a fault is not kept', async () => {
+    const provider = await useProvider({
+      retries: 'same-reply',
+      replies: [{ text: 'one' }, { fault: { kind: 'server-error' } }, { text: 'two' }, { text: 'three' }],
+    });
+    expect(await answer(provider, 'a')).toBe('one');
+    expect(await answer(provider, 'a')).toBe('one');
+    expect(await answer(provider, 'b')).toBe('500');
+    expect(await answer(provider, 'b')).toBe('two'); // sent again after the fault: the next reply
+    expect(await answer(provider, 'b')).toBe('two');
+    expect(await answer(provider, 'c')).toBe('three');
+    expect(provider.stats()).toMatchObject({ repliesUsed: 4, repliesRemaining: 0, repeatedRequests: 2 });
+  });
+
+  it('by default a request sent again takes the next reply', async () => {
+    const provider = await useProvider({ replies: [{ text: 'one' }, { text: 'two' }] });
+    expect(await answer(provider, 'a')).toBe('one');
+    expect(await answer(provider, 'a')).toBe('two');
+    expect(provider.stats().repeatedRequests).toBe(0);
   });
 });
