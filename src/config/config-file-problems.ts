@@ -1,5 +1,6 @@
 // How a configuration file's problems are said: one line naming the line and column of a JSON syntax
 // error, and the path and problem of the first schema issue (shared by mcp.json and policy.json).
+import { parse as parseTolerantly, type ParseError } from 'jsonc-parser';
 import type { z } from 'zod';
 
 /** A zod issue as one short phrase ("unknown key \"x\"", "expected string", "required"). */
@@ -28,6 +29,8 @@ export function formatPath(path: readonly PropertyKey[]): string {
 }
 
 // Node 20 reports a character offset ("at position 12"), newer Nodes add a line; say line:column either way.
+// For an unexpected token V8 gives no offset but quotes the text, newlines and all: the offset then comes
+// from a second, tolerant parser that reports where it stopped, and the quote is left out.
 export function jsonProblem(text: string, error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const where = (offset: number) => {
@@ -37,7 +40,14 @@ export function jsonProblem(text: string, error: unknown): string {
   };
   const position = /\s*at position (\d+)(?: \(line \d+ column \d+\))?/.exec(message);
   if (position !== null) return message.replace(position[0], ` at ${where(Number(position[1]))}`);
-  return /end of JSON input/.test(message) ? `${message} at ${where(text.length)}` : message;
+  if (/end of JSON input/.test(message)) return `${message} at ${where(text.length)}`;
+  const what =
+    /^([\s\S]*?), (?:\.\.\.)?"[\s\S]*"(?:\.\.\.)? is not valid JSON$/.exec(message)?.[1] ??
+    message.split('\n')[0] ??
+    message;
+  const errors: ParseError[] = [];
+  parseTolerantly(text, errors, { disallowComments: true, allowTrailingComma: false });
+  return errors[0] !== undefined ? `${what} at ${where(errors[0].offset)}` : what;
 }
 
 /**

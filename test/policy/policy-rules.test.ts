@@ -31,6 +31,19 @@ describe('the policy file', () => {
   });
 
   it.each([
+    // V8 names no offset for an unexpected token, and quotes the whole text (newlines too) instead.
+    ['{\n  "rules": [,]\n}', "Unexpected token ',' at line 2, column 13"],
+    ['// rules\n{ "rules": [] }', "Unexpected token '/' at line 1, column 1"],
+    ['{\n  "rules": [\n    { "id": tru }\n  ]\n}', 'at line 3, column 13'],
+  ])('names where an unexpected token is, in one line, without quoting the file: %j', (text, where) => {
+    const message = problem(text);
+    expect(message).toMatch(/^invalid tool policy in \/etc\/dh\/policy\.json: not valid JSON: /);
+    expect(message).toContain(where);
+    expect(message).not.toContain('\n');
+    expect(message).not.toContain('is not valid JSON');
+  });
+
+  it.each([
     [
       '{"rules": [{"id": "a", "tool": "x", "outcome": "maybe"}]}',
       'rules[0].outcome: expected "allow" or "deny" or "ask"',
