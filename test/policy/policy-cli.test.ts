@@ -104,9 +104,13 @@ describe('the tool policy through dh', () => {
     const text = await dh(['audit', sessionId, '--rejudge', '--policy', stricter], env);
     expect(text.stdout).toMatch(/^DIFFERS seq \d+ 1\.1 shell c1: was allow by pwd \(p1\) → now ask by default$/m);
 
+    const noModel = await dh(['audit', sessionId, '--rejudge', '--ask-evaluators'], env);
+    expect(noModel.code, show(noModel)).toBe(2);
+    expect(noModel.stderr).toMatch(/--ask-evaluators: .*policy\.json names no evaluator \(evaluator\.llm\)/);
+
     const misplaced = await dh(['audit', sessionId, '--policy', stricter], env);
     expect(misplaced.code, show(misplaced)).toBe(2);
-    expect(misplaced.stderr).toMatch(/--policy and --workspace go with --rejudge/);
+    expect(misplaced.stderr).toMatch(/--policy, --workspace and --ask-evaluators go with --rejudge/);
   }, 120_000);
 
   it('the running worker follows an edit of the file, and asks for every call while the file does not load', async () => {
@@ -180,6 +184,9 @@ describe('the tool policy through dh', () => {
       expect(refused.stderr).toMatch(
         /invalid tool policy in .*keyless\.json: evaluator\.llm: the LLM policy evaluator's key variable DH_TEST_UNSET_POLICY_KEY is not set/,
       );
+      const nothing = await dh(['audit', 'nobody', '--rejudge'], { ...stack.env, DH_POLICY: undefined });
+      expect(nothing.code, show(nothing)).toBe(2);
+      expect(nothing.stderr.trim()).toMatch(/^dh: no policy file to re-judge by: pass --policy <file>/);
       const missing = await dh(['audit', 'nobody', '--rejudge'], { ...stack.env, DH_POLICY: join(dir, 'none.json') });
       expect(missing.code, show(missing)).toBe(1);
       expect(missing.stderr).toMatch(/no such file \(named by DH_POLICY\)/);

@@ -51,13 +51,25 @@ export function registerOperatorCommands(program: Command): void {
       '--workspace <dir>',
       "with --rejudge: resolve paths the verdicts did not record here (default: the session's)",
     )
+    .option(
+      '--ask-evaluators',
+      "with --rejudge: put calls the rules leave open to the policy file's evaluator.llm again (online)",
+    )
     .action(
       (
         session: string,
-        options: { json?: boolean; mirror?: boolean; rejudge?: boolean; policy?: string; workspace?: string },
+        options: {
+          json?: boolean;
+          mirror?: boolean;
+          rejudge?: boolean;
+          policy?: string;
+          workspace?: string;
+          askEvaluators?: boolean;
+        },
       ) =>
-        options.rejudge !== true && (options.policy ?? options.workspace) !== undefined
-          ? audit.error('error: --policy and --workspace go with --rejudge', { exitCode: 2 })
+        options.rejudge !== true &&
+        (options.policy !== undefined || options.workspace !== undefined || options.askEvaluators === true)
+          ? audit.error('error: --policy, --workspace and --ask-evaluators go with --rejudge', { exitCode: 2 })
           : options.rejudge === true
             ? import('../operator/rejudge-action.js').then((a) => a.rejudgeCommand(session, options))
             : actions().then((a) => a.auditCommand(session, options)),
