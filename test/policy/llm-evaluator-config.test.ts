@@ -4,16 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { llmPolicyEvaluator, policyFileEvaluators } from '../../src/policy/llm-policy-evaluator.js';
 import { createPolicyEngine } from '../../src/policy/policy-engine.js';
 import { parsePolicy } from '../../src/policy/policy-file.js';
+import { policyProblem } from './policy-test-views.js';
 
 const withLlm = (llm: unknown) => JSON.stringify({ rules: [], evaluator: { llm } });
-const problem = (text: string) => {
-  try {
-    parsePolicy(text, '/etc/dh/policy.json');
-  } catch (error) {
-    return (error as Error).message;
-  }
-  return 'no error';
-};
+const problem = policyProblem;
 
 describe('evaluator.llm in the policy file', () => {
   it('takes a base URL, a model and defaults', () => {

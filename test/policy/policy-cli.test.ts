@@ -17,6 +17,7 @@ import {
   TEST_MODEL,
   type LiveStack,
 } from '../cli/live-harness.js';
+import { loggedVerdicts } from './policy-test-views.js';
 
 const RULES = [
   { id: 'pwd', tool: 'shell', when: [{ arg: '/command', equals: 'pwd' }], outcome: 'allow' },
@@ -78,15 +79,9 @@ describe('the tool policy through dh', () => {
     expect(r.code, show(r)).toBe(0);
     expect(r.stderr).toMatch(/remembered for this session: allow read_file/);
 
-    const log = await dh(['log', sessionId, '--json'], env);
-    const verdicts = log.stdout
-      .trim()
-      .split('\n')
-      .map(
-        (line) => JSON.parse(line) as { type: string; callId?: string; outcome?: string; rule?: string; by?: string },
-      )
-      .filter((e) => e.type === 'policy/verdict')
-      .map((e) => `${e.callId}:${e.outcome}:${e.rule ?? e.by}`);
+    const verdicts = (await loggedVerdicts(sessionId, env)).map(
+      (e) => `${String(e.callId)}:${String(e.outcome)}:${String(e.rule ?? e.by)}`,
+    );
     expect(verdicts).toEqual(['c1:allow:pwd', 'c2:deny:other-writes', 'c3:allow:notes', 'c4:ask:default']);
 
     const same = await dh(['audit', sessionId, '--rejudge'], env);
@@ -115,14 +110,7 @@ describe('the tool policy through dh', () => {
 
   it('the running worker follows an edit of the file, and asks for every call while the file does not load', async () => {
     const { env } = live.stack;
-    const verdictsOf = async (sessionId: string) => {
-      const log = await dh(['log', sessionId, '--json'], env);
-      return log.stdout
-        .trim()
-        .split('\n')
-        .map((line) => JSON.parse(line) as Record<string, unknown>)
-        .filter((e) => e.type === 'policy/verdict');
-    };
+    const verdictsOf = (sessionId: string) => loggedVerdicts(sessionId, env);
     // pwd is now denied: the next call is judged by version p3, with no worker restart.
     const edited = [{ id: 'no-shell', tool: 'shell', outcome: 'deny', reason: 'no shell today' }, ...RULES.slice(1)];
     writeFileSync(policyFile, JSON.stringify({ version: 'p3', rules: edited }, null, 2));

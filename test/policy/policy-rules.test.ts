@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { decideCall } from '../../src/policy/decide-call.js';
 import { loadPolicy, parsePolicy } from '../../src/policy/policy-file.js';
 import { gatherPathFacts } from '../../src/policy/policy-paths.js';
+import { policyProblem } from './policy-test-views.js';
 import type { PolicyRule } from '../../src/core/index.js';
 
 const policyOf = (rules: unknown[], extra: Record<string, unknown> = {}) =>
@@ -15,14 +16,7 @@ const decide = (rules: readonly PolicyRule[], name: string, args: unknown, remem
   decideCall(rules, remembered, { name, args }, {});
 
 describe('the policy file', () => {
-  const problem = (text: string) => {
-    try {
-      parsePolicy(text, '/etc/dh/policy.json');
-    } catch (error) {
-      return (error as Error).message;
-    }
-    return 'no error';
-  };
+  const problem = policyProblem;
 
   it('names the line and column of a JSON syntax error, in one line', () => {
     const message = problem('{\n  "rules": [\n    { "id": "a", }\n  ]\n}');
