@@ -53,6 +53,8 @@ export class ToolStepRun {
     readonly signal: AbortSignal,
     /** This activity's attempt, which tags the calls' progress updates. */
     readonly attempt = 1,
+    /** When Temporal scheduled this attempt (epoch ms): orders the progress of attempts of different activities. */
+    readonly attemptScheduledAt?: number,
   ) {
     this.#session = session;
     this.#decisions = new Map((input.decisions ?? []).map((d) => [d.callId, d]));
@@ -336,7 +338,14 @@ export class ToolStepRun {
     const context: StepContext = { sessionId, turn, step, events: this.session.events };
     return toolProgressReporter((update) =>
       runtime.onToolProgress?.(
-        { ...update, callId: call.id, name: call.name, attempt: this.attempt, at: Date.now() },
+        {
+          ...update,
+          callId: call.id,
+          name: call.name,
+          attempt: this.attempt,
+          ...(this.attemptScheduledAt !== undefined ? { attemptScheduledAt: this.attemptScheduledAt } : {}),
+          at: Date.now(),
+        },
         context,
       ),
     );

@@ -53,6 +53,7 @@ export async function runToolStep(
     workspaceOf(runtime, session),
     activity.cancellationSignal,
     activity.info.attempt,
+    activity.info.currentAttemptScheduledTimestampMs,
   );
   const heartbeat = setInterval(() => activity.heartbeat(), runtime.heartbeatMs);
   try {

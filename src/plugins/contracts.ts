@@ -59,6 +59,11 @@ export interface ToolProgressReport extends ToolProgress {
   readonly name: string;
   /** The tool activity's attempt (a retry after a crash is > 1): viewers drop what earlier attempts reported. */
   readonly attempt: number;
+  /**
+   * When Temporal scheduled that attempt, epoch milliseconds: it orders attempts where their numbers do not
+   * (calls run in a model step, then again in a tool step activity whose attempt is 1).
+   */
+  readonly attemptScheduledAt?: number;
   /** Wall-clock time of the update, epoch milliseconds. */
   readonly at: number;
 }

@@ -1,6 +1,6 @@
 // The live side channel for streamed model output and running tools' progress: token deltas and
 // progress updates go here, never into Temporal history or the session log. Rows are keyed by session,
-// step and activity attempt; ids only grow.
+// step and activity attempt (with when the attempt was scheduled, which orders attempts); ids only grow.
 
 /**
  * What a streamed delta carries. `tool-call` deltas carry an argument fragment in `text`; `tool-progress`
@@ -19,10 +19,14 @@ export interface LiveDeltaDraft {
   readonly step: number;
   /**
    * The publishing activity's attempt (1, 2, ...): the model activity's for model output, the tool
-   * activity's for progress. A viewer that sees a higher attempt for a step (or tool call) discards what
-   * an earlier attempt streamed: that attempt's partial output is stale.
+   * activity's for progress. A viewer that sees a later attempt for a step (or tool call) discards what
+   * an earlier attempt streamed: that attempt's partial output is stale. Which is later is decided by
+   * `attemptScheduledAt` where both rows carry it (attempt-order.ts): a step moved from its host's model
+   * queue to the shared one runs as a new activity, whose attempt is 1 again.
    */
   readonly attempt: number;
+  /** When Temporal scheduled the publishing attempt, epoch ms; absent from writers before it was recorded. */
+  readonly attemptScheduledAt?: number;
   readonly kind: LiveDeltaKind;
   readonly text: string;
   /**
@@ -79,7 +83,7 @@ export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
   const usage = new Map<string, LiveDeltaDraft>();
   for (const d of drafts) {
     if (d.kind === 'usage') {
-      const key = `${d.sessionId}\u0000${d.turn}.${d.step}.${d.attempt}`;
+      const key = `${d.sessionId}\u0000${d.turn}.${d.step}.${d.attempt}.${d.attemptScheduledAt ?? ''}`;
       usage.delete(key);
       usage.set(key, d);
       continue;
@@ -92,6 +96,7 @@ export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
       last.turn === d.turn &&
       last.step === d.step &&
       last.attempt === d.attempt &&
+      last.attemptScheduledAt === d.attemptScheduledAt &&
       last.kind === d.kind &&
       last.index === d.index &&
       (d.callId === undefined || d.callId === last.callId) &&

@@ -1,8 +1,8 @@
 // What both SQL delta channels share: the row shape of a stored delta (SQLite and PostgreSQL name the
 // same columns; PostgreSQL returns BIGINT as text), and the publishing side's short batching buffer.
 // The row format only grows by nullable columns added at the end (`progress`, `total` for tool
-// progress): rows and writers from before them read and insert as they did, readers ignore what they
-// do not name.
+// progress, `attempt_scheduled_at` for ordering attempts): rows and writers from before them read and
+// insert as they did, readers ignore what they do not name.
 import {
   coalesce,
   PUBLISH_INTERVAL_MS,
@@ -25,6 +25,7 @@ export const DELTA_COLUMN_NAMES = [
   'at',
   'progress',
   'total',
+  'attempt_scheduled_at',
 ] as const;
 export const DELTA_COLUMNS = DELTA_COLUMN_NAMES.join(', ');
 
@@ -35,6 +36,7 @@ export const DELTA_COLUMNS = DELTA_COLUMN_NAMES.join(', ');
 export const ADDED_DELTA_COLUMNS = [
   { name: 'progress', sqlite: 'REAL', postgres: 'DOUBLE PRECISION' },
   { name: 'total', sqlite: 'REAL', postgres: 'DOUBLE PRECISION' },
+  { name: 'attempt_scheduled_at', sqlite: 'INTEGER', postgres: 'BIGINT' },
 ] as const;
 
 export interface DeltaRow {
@@ -52,6 +54,8 @@ export interface DeltaRow {
   /** Absent only where a table has not gained the column (a channel of this version adds it on open). */
   readonly progress?: number | null;
   readonly total?: number | null;
+  /** Epoch ms; PostgreSQL returns BIGINT as text. */
+  readonly attempt_scheduled_at?: number | string | null;
 }
 
 /** The values of one draft, in DELTA_COLUMNS order. */
@@ -69,6 +73,7 @@ export function deltaValues(d: LiveDeltaDraft): unknown[] {
     d.at,
     d.progress ?? null,
     d.total ?? null,
+    d.attemptScheduledAt ?? null,
   ];
 }
 
@@ -86,6 +91,7 @@ export function rowToDelta(row: DeltaRow): LiveDelta {
     ...(row.name !== null ? { name: row.name } : {}),
     ...(row.progress != null ? { progress: Number(row.progress) } : {}),
     ...(row.total != null ? { total: Number(row.total) } : {}),
+    ...(row.attempt_scheduled_at != null ? { attemptScheduledAt: Number(row.attempt_scheduled_at) } : {}),
     at: Number(row.at),
   };
 }

@@ -1,10 +1,12 @@
 // The plugin that publishes a model step's streamed deltas, its waits for the fleet limiter and its running
-// tool calls' progress to the side channel, tagged with the activity attempt so viewers drop a retried attempt's stale output; it
-// compacts a session's deltas when a request is built: the steps before the previous one go (their answers
-// and tool results are in the log); the previous step's stay, so a viewer that reconnects right after
-// its answer was logged still resumes exactly (docs/streaming.md).
+// tool calls' progress to the side channel, tagged with the activity attempt and when it was scheduled so
+// viewers drop a retried attempt's stale output (attempt-order.ts); it compacts a session's deltas when a
+// request is built: the steps before the previous one go (their answers and tool results are in the log);
+// the previous step's stay, so a viewer that reconnects right after its answer was logged still resumes
+// exactly (docs/live-output.md).
 import { Context } from '@temporalio/activity';
 import type { Plugin } from '../plugins/plugin.js';
+import type { AttemptTag } from './attempt-order.js';
 import type { DeltaChannel } from './delta-channel.js';
 import { formatUsageRow } from './usage-row.js';
 
@@ -19,8 +21,13 @@ export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (messa
       });
     },
     onStreamDelta(delta, context) {
-      const attempt = currentAttempt();
-      const base = { sessionId: context.sessionId, turn: context.turn, step: context.step, attempt, at: Date.now() };
+      const base = {
+        sessionId: context.sessionId,
+        turn: context.turn,
+        step: context.step,
+        ...currentAttempt(),
+        at: Date.now(),
+      };
       if (delta.type === 'tool-call') {
         channel.publish({
           ...base,
@@ -45,6 +52,8 @@ export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (messa
         sessionId: context.sessionId,
         turn: context.turn,
         step: context.step,
+        // The report names the attempt; this hook runs inside it, which says when it was scheduled.
+        ...currentAttempt(),
         attempt: report.attempt,
         kind: 'limiter-wait',
         text: report.reason,
@@ -60,6 +69,7 @@ export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (messa
         turn: context.turn,
         step: context.step,
         attempt: report.attempt,
+        ...(report.attemptScheduledAt !== undefined ? { attemptScheduledAt: report.attemptScheduledAt } : {}),
         kind: 'tool-progress',
         text: report.message ?? '',
         callId: report.callId,
@@ -72,12 +82,16 @@ export function liveStreamPlugin(channel: DeltaChannel, options: { warn?: (messa
   };
 }
 
-/** The model activity's attempt (1 outside an activity, e.g. in a unit test). */
-function currentAttempt(): number {
+/**
+ * The model activity's attempt and when Temporal scheduled it: the number restarts at 1 when the step moves
+ * from its host's queue to the shared one, the time does not. Attempt 1, no time, outside an activity (a unit test).
+ */
+function currentAttempt(): AttemptTag {
   try {
-    return Context.current().info.attempt;
+    const { attempt, currentAttemptScheduledTimestampMs } = Context.current().info;
+    return { attempt, attemptScheduledAt: currentAttemptScheduledTimestampMs };
   } catch {
-    return 1;
+    return { attempt: 1 };
   }
 }
 

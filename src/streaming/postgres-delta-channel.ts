@@ -43,7 +43,8 @@ CREATE TABLE IF NOT EXISTS dh_live_deltas (
   name TEXT,
   at BIGINT NOT NULL,
   progress DOUBLE PRECISION,
-  total DOUBLE PRECISION
+  total DOUBLE PRECISION,
+  attempt_scheduled_at BIGINT
 );
 CREATE INDEX IF NOT EXISTS dh_live_deltas_by_session ON dh_live_deltas (session_id, id);
 `;

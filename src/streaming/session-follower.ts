@@ -1,10 +1,11 @@
 // Follows one session for a viewer: catches up from the log, then merges the live deltas of the step
 // being streamed with the logged events as they land. The log is authoritative: when a step's answer is
 // logged, the viewer gets only what it has not shown yet (or the whole answer, if a retried attempt's
-// output was shown); deltas of logged steps and of superseded attempts are dropped. A tool call's
-// progress is shown while the call runs: after its logged `tool/start`, until its logged `tool/result`.
+// output was shown); deltas of logged steps and of superseded attempts (attempt-order.ts) are dropped. A
+// tool call's progress is shown while the call runs: after its logged `tool/start`, until its logged `tool/result`.
 // Every frame carries its stream position; a follower started at a frame's position continues right after it.
 import type { EventOf, SessionEvent, StepCost, Usage } from '../core/index.js';
+import { compareAttempts, type AttemptTag } from './attempt-order.js';
 import type { DeltaChannel, LiveDelta, LiveDeltaKind } from './delta-channel.js';
 import { parseUsageRow } from './usage-row.js';
 import { START_POSITION, type StreamPosition } from './stream-position.js';
@@ -68,7 +69,10 @@ export type FollowedChannel = Pick<DeltaChannel, 'read' | 'wait'>;
 interface LiveOutput {
   readonly turn: number;
   readonly step: number;
-  /** The model activity's attempt that streamed it. */
+  /**
+   * The model activity's attempt that streamed it. A step that moved from its host's model queue to the
+   * shared one counts from 1 again; `restart` says which output is a later attempt's, not this number.
+   */
   readonly attempt: number;
   /** The first output of a retried attempt: void what was shown live of this step before it. */
   readonly restart?: true;
@@ -88,7 +92,7 @@ export interface SessionFollowerOptions {
 }
 
 interface StepView {
-  attempt: number;
+  attempt: AttemptTag;
   shown: string;
   toolNames: Map<number, string>;
 }
@@ -96,8 +100,8 @@ interface StepView {
 /** A tool call logged as started and not yet as ended: its progress is shown. */
 interface RunningCall {
   readonly name: string;
-  /** The highest tool-activity attempt seen reporting for it (0: none yet). */
-  attempt: number;
+  /** The latest attempt seen reporting for it (null: none yet). */
+  attempt: AttemptTag | null;
   /** The last update shown, to show only changes. */
   shown: string | null;
 }
@@ -246,11 +250,12 @@ export class SessionFollower {
     if (!MODEL_KINDS.has(delta.kind) || !after(delta, this.#logged)) return [];
     const key = stepKey(delta.turn, delta.step);
     let view = this.#steps.get(key);
-    if (view !== undefined && delta.attempt < view.attempt) return [];
+    const order = view === undefined ? 1 : compareAttempts(delta, view.attempt);
+    if (order < 0) return [];
     let restart = false;
-    if (view === undefined || delta.attempt > view.attempt) {
+    if (view === undefined || order > 0) {
       restart = view !== undefined;
-      view = { attempt: delta.attempt, shown: '', toolNames: new Map() };
+      view = { attempt: attemptOf(delta), shown: '', toolNames: new Map() };
       this.#steps.set(key, view);
     }
     const output = {
@@ -278,7 +283,11 @@ export class SessionFollower {
   /** Which calls run, from the log: started, and neither ended nor left behind by the turn's end. */
   #trackCalls(event: SessionEvent): void {
     if (event.type === 'tool/start') {
-      this.#running.set(callKey(event.turn, event.step, event.callId), { name: event.name, attempt: 0, shown: null });
+      this.#running.set(callKey(event.turn, event.step, event.callId), {
+        name: event.name,
+        attempt: null,
+        shown: null,
+      });
     } else if (event.type === 'tool/result') {
       this.#running.delete(callKey(event.turn, event.step, event.callId));
     } else if (event.type === 'turn/end') {
@@ -290,9 +299,11 @@ export class SessionFollower {
   #progress(delta: LiveDelta): FollowOp | null {
     if (delta.callId === undefined || delta.progress === undefined) return null;
     const call = this.#running.get(callKey(delta.turn, delta.step, delta.callId));
-    if (call === undefined || delta.attempt < call.attempt) return null;
-    if (delta.attempt > call.attempt) {
-      call.attempt = delta.attempt;
+    if (call === undefined) return null;
+    const order = call.attempt === null ? 1 : compareAttempts(delta, call.attempt);
+    if (order < 0) return null;
+    if (order > 0) {
+      call.attempt = attemptOf(delta);
       call.shown = null;
     }
     const message = delta.text !== '' ? delta.text : null;
@@ -326,6 +337,13 @@ export class SessionFollower {
       throw error;
     }
   }
+}
+
+/** The attempt a row names, without the rest of the row. */
+function attemptOf(delta: LiveDelta): AttemptTag {
+  return delta.attemptScheduledAt !== undefined
+    ? { attempt: delta.attempt, attemptScheduledAt: delta.attemptScheduledAt }
+    : { attempt: delta.attempt };
 }
 
 function stepKey(turn: number, step: number): string {

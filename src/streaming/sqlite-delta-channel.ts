@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS live_deltas (
   name TEXT,
   at INTEGER NOT NULL,
   progress REAL,
-  total REAL
+  total REAL,
+  attempt_scheduled_at INTEGER
 );
 CREATE INDEX IF NOT EXISTS live_deltas_by_session ON live_deltas (session_id, id);
 `;

@@ -1,8 +1,9 @@
-// Resuming a stream from any frame's position: over generated sessions (steps streamed in attempts, stale
-// rows of superseded attempts, tool progress, usage, compaction) and a viewer polling at random moments, a
-// consumer that drops after any frame and comes back with its position gets every logged event once, in
-// order, and assembles exactly the logged answers; where no rows were compacted and no step was retried,
-// nothing is ever replaced.
+// Resuming a stream from any frame's position: over generated sessions (steps streamed in attempts, some of
+// them moved to the shared queue as a new activity whose attempt is 1 again, stale rows of superseded
+// attempts, tool progress, usage, compaction) and a viewer polling at random moments, a consumer that drops
+// after any frame and comes back with its position gets every logged event once, in order, and assembles
+// exactly the logged answers; where no rows were compacted and no step was retried, nothing is ever
+// replaced; and the live text of a step being streamed is always the latest attempt's, never a mix.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
@@ -28,6 +29,13 @@ interface StepPlan {
   readonly tail: string;
   /** A stale row of the first attempt after a later one began (a zombie attempt still publishing). */
   readonly zombie: boolean;
+  /**
+   * Per later attempt: whether it ran as a new activity on the shared queue (its attempt number starts at 1
+   * again) rather than as the next retry of the same activity.
+   */
+  readonly moved: readonly boolean[];
+  /** Rows as an earlier writer wrote them: no schedule time, so no move (the number alone orders them). */
+  readonly legacy: boolean;
   readonly usage: boolean;
   readonly toolCall: boolean;
 }
@@ -37,6 +45,8 @@ const stepPlan = fc.record({
   attempts: fc.array(fc.array(chunk, { maxLength: 5 }), { minLength: 1, maxLength: 3 }),
   tail: fc.oneof(fc.constant(''), chunk),
   zombie: fc.boolean(),
+  moved: fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }),
+  legacy: fc.boolean(),
   usage: fc.boolean(),
   toolCall: fc.boolean(),
 });
@@ -46,45 +56,72 @@ type Action =
   | { kind: 'log'; event: (seq: number) => SessionEvent }
   | { kind: 'prune'; turn: number; step: number };
 
-function actionsOf(plans: readonly StepPlan[], compact: boolean, channel: MemoryDeltaChannel): Action[] {
+/** Each attempt's number and schedule time: a retry counts up, a move to the shared queue counts from 1. */
+function attemptTags(plan: StepPlan, step: number): { attempt: number; attemptScheduledAt?: number }[] {
+  const tags: { attempt: number; attemptScheduledAt?: number }[] = [];
+  plan.attempts.forEach((_, a) => {
+    const previous = tags.at(-1)?.attempt ?? 0;
+    const attempt = a > 0 && !plan.legacy && plan.moved[a - 1] === true ? 1 : previous + 1;
+    tags.push(plan.legacy ? { attempt } : { attempt, attemptScheduledAt: 1_000 * step + 10 * a });
+  });
+  return tags;
+}
+
+/** What was published of a step's model output so far, by attempt index (the model the live text is checked on). */
+type Published = Map<number, Map<number, string>>;
+
+function actionsOf(
+  plans: readonly StepPlan[],
+  compact: boolean,
+  channel: MemoryDeltaChannel,
+  published: Published = new Map(),
+): Action[] {
   const actions: Action[] = [];
-  const row = (turn: number, step: number, attempt: number, kind: 'text' | 'usage' | 'tool-progress', text: string) =>
+  const row = (turn: number, step: number, index: number, kind: 'text' | 'usage' | 'tool-progress', text: string) => {
+    const tag = attemptTags(plans[step - 1] as StepPlan, step)[index] ?? { attempt: 1 };
     actions.push({
       kind: 'row',
-      run: () =>
+      run: () => {
+        if (kind !== 'tool-progress') {
+          const attempts = published.get(step) ?? new Map<number, string>();
+          published.set(step, attempts);
+          attempts.set(index, (attempts.get(index) ?? '') + (kind === 'text' ? text : ''));
+        }
         channel.publish({
           sessionId: SESSION,
           turn,
           step,
-          attempt,
+          ...tag,
           kind,
           text,
           at: 1,
           ...(kind === 'tool-progress' ? { callId: `c${step}`, name: 'count', progress: 1, total: 2 } : {}),
-        }),
+        });
+      },
     });
+  };
   plans.forEach((plan, index) => {
     const turn = 1;
     const step = index + 1;
     if (compact) actions.push({ kind: 'prune', ...tupleOf(compactBefore(turn, step)) });
     actions.push({ kind: 'log', event: (seq) => stepStart(seq, turn, step) });
     plan.attempts.forEach((chunks, a) => {
-      if (a === 1 && plan.zombie) row(turn, step, 1, 'text', 'zz');
-      for (const text of chunks) row(turn, step, a + 1, 'text', text);
+      if (a === 1 && plan.zombie) row(turn, step, 0, 'text', 'zz');
+      for (const text of chunks) row(turn, step, a, 'text', text);
       if (plan.usage) {
         const usage = { inputUncached: 10 * step, cacheRead: 0, output: chunks.length, reasoning: 0 };
-        row(turn, step, a + 1, 'usage', formatUsageRow({ usage, cost: null }));
+        row(turn, step, a, 'usage', formatUsageRow({ usage, cost: null }));
       }
     });
     const content = (plan.attempts.at(-1) ?? []).join('') + plan.tail;
     actions.push({ kind: 'log', event: (seq) => assistantMessage(seq, turn, step, content) });
-    if (plan.zombie) row(turn, step, 1, 'text', 'late');
+    if (plan.zombie) row(turn, step, 0, 'text', 'late');
     if (plan.toolCall) {
       actions.push({
         kind: 'log',
         event: (seq) => event({ type: 'tool/start', at: 1, turn, step, callId: `c${step}`, name: 'count' }, seq),
       });
-      row(turn, step, 1, 'tool-progress', 'half');
+      row(turn, step, 0, 'tool-progress', 'half');
       actions.push({
         kind: 'log',
         event: (seq) =>
@@ -148,12 +185,25 @@ describe('resuming a stream from a frame position', () => {
           const store = arrayStore(events);
           const viewer = new SessionFollower(store, channel, SESSION);
           const frames: StreamFrame[] = [];
-          const actions = actionsOf(plans, compact, channel);
+          const published: Published = new Map();
+          const actions = actionsOf(plans, compact, channel, published);
+          const watching = new Consumer();
           for (const [i, action] of actions.entries()) {
             if (action.kind === 'row') action.run();
             else if (action.kind === 'log') events.push(action.event(events.length));
             else await channel.pruneBefore(SESSION, action.turn, action.step);
-            if (pollAfter[i % pollAfter.length]) frames.push(...(await viewer.poll()));
+            if (!pollAfter[i % pollAfter.length]) continue;
+            const polled = await viewer.poll();
+            frames.push(...polled);
+            watching.apply(polled);
+            // Every row published so far has been read: a step not answered yet shows exactly what its latest
+            // attempt (the last to publish) streamed — the text of no other attempt before it or mixed into it.
+            for (const [step, attempts] of published) {
+              const key = `1.${step}`;
+              if (watching.answers.has(key) || !watching.live.has(key)) continue;
+              const latest = Math.max(...attempts.keys());
+              expect(watching.live.get(key), `step ${key}`).toBe(attempts.get(latest));
+            }
           }
           frames.push(...(await drain(viewer)));
 
