@@ -73,8 +73,9 @@ export const MAX_DELTAS_PER_SESSION = 5_000;
 
 /**
  * Merges consecutive drafts of the same session, step, attempt, kind and tool call into one, so a
- * flush writes one row per run of fragments instead of one per token. Progress updates are whole, not
- * fragments: each stays a row of its own (their publisher throttles them). Usage reports are totals so
+ * flush writes one row per run of fragments instead of one per token. Only model output is fragments;
+ * progress updates and limiter waits are whole (a reason, a count), so each stays a row of its own: two
+ * waits merged would read as one wait for the reason "rate-limitrate-limit". Usage reports are totals so
  * far: of a batch's reports for one step attempt only the latest is written, after the batch's output
  * (a provider that reports with every chunk would otherwise split every run of text).
  */
@@ -91,7 +92,7 @@ export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
     const last = out.at(-1);
     if (
       last !== undefined &&
-      d.kind !== 'tool-progress' &&
+      FRAGMENT_KINDS.has(d.kind) &&
       last.sessionId === d.sessionId &&
       last.turn === d.turn &&
       last.step === d.step &&
@@ -109,3 +110,6 @@ export function coalesce(drafts: readonly LiveDeltaDraft[]): LiveDeltaDraft[] {
   }
   return [...out, ...usage.values()];
 }
+
+/** The kinds whose consecutive drafts are parts of one text (a model's streamed output). */
+const FRAGMENT_KINDS: ReadonlySet<LiveDeltaKind> = new Set<LiveDeltaKind>(['text', 'reasoning', 'tool-call']);

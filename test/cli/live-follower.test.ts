@@ -1,11 +1,14 @@
 // The live side channel and the follower that merges it with the log: a retried attempt's stale output
 // is discarded, the logged answer completes (or replaces) what was shown live, a late subscriber
 // catches up from the log, deltas of logged steps are pruned, a running tool call's progress is shown
-// between its logged start and result — on SQLite and on PostgreSQL (NOTIFY).
+// between its logged start and result, waits for the fleet limiter stay one row each — on SQLite and on
+// PostgreSQL (NOTIFY).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { LiveRenderer } from '../../src/cli/live/live-renderer.js';
 import { toEvent, type SessionEvent } from '../../src/core/index.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import type { DeltaChannel, LiveDeltaDraft } from '../../src/streaming/delta-channel.js';
@@ -259,6 +262,37 @@ describe('SessionFollower on the SQLite side channel', () => {
     plugin.onLimiterWait?.({ reason: 'rate-limit', ahead: 1, waitMs: 500, attempt: 1, at: Date.now() }, context);
     await channel.flush();
     expect(summary(await viewer.poll())).toEqual(['answer:done']);
+  });
+
+  it('keeps waits reported in one publishing window apart: `dh run` prints one wait line, never a merged reason', async () => {
+    await openStep('waits');
+    const viewer = new SessionFollower(store, channel, 'waits');
+    await viewer.poll();
+    const plugin = liveStreamPlugin(channel);
+    const context = { sessionId: 'waits', turn: 1, step: 1, events: [] };
+    // The limiter reports again each time it looks: the first report is written at once, the next two
+    // arrive within the channel's publishing window and are written in one batch.
+    for (const waitMs of [800, 600, 400])
+      plugin.onLimiterWait?.({ reason: 'rate-limit', ahead: 0, waitMs, attempt: 1, at: Date.now() }, context);
+    await channel.flush();
+    const ops = await viewer.poll();
+    let err = '';
+    const sink = new Writable({
+      write(chunk: Buffer | string, _encoding, done) {
+        err += chunk.toString();
+        done();
+      },
+    });
+    const renderer = new LiveRenderer({ sessionId: 'waits', out: sink, err: sink, tty: false });
+    for (const op of ops) renderer.op(op);
+    // Before the fix the batch was one row whose reason was both texts: "⏳ waiting (rate-limitrate-limit) (0 ahead)…".
+    expect(err.trimEnd().split('\n')).toEqual(["⏳ waiting for the provider's rate limit (0 ahead)…"]);
+    // Each report is a wait of its own, with its own figures.
+    expect(ops.map((op) => (op.type === 'limiter-wait' ? `${op.reason}:${op.waitMs}` : op.type))).toEqual([
+      'rate-limit:800',
+      'rate-limit:600',
+      'rate-limit:400',
+    ]);
   });
 
   it('prunes the deltas of steps whose answers are logged', async () => {
