@@ -1,11 +1,10 @@
 // The scripted provider: a real OpenAI-compatible HTTP server on loopback (node:http) that records
-// every request byte-exact before judging it, rejects what real providers reject, and answers valid
-// requests with the script's replies, faults and simulated prefix-cache usage, within an optional
-// per-API-key rate quota (rate-quota.ts).
-import { appendFileSync } from 'node:fs';
+// every request byte-exact before judging it (and then how it answered), rejects what real providers reject,
+// and answers valid requests with the script's replies, faults and simulated prefix-cache usage, within an
+// optional per-API-key rate quota (rate-quota.ts).
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { apiError } from './api-error.js';
+import { apiError, type ApiError } from './api-error.js';
 import { buildUsage } from './build-usage.js';
 import { canonicalInput, canonicalOutput, completionTokenCounts, type CanonicalInput } from './canonical-tokens.js';
 import type { ModelList, Usage } from './chat-completion-response.js';
@@ -15,22 +14,14 @@ import { recordHeaders } from './record-headers.js';
 import { CREATED_EPOCH_SECONDS, replyTurn, responseMeta } from './render-reply.js';
 import { apiKeyOf, quotaTokenCost, RateQuota, resolveQuota, type QuotaOptions } from './rate-quota.js';
 import { ReplyQueue } from './reply-queue.js';
-import { loadScript, parseScript, type CacheMode, type Script } from './script.js';
+import { RequestLog, type RecordedRequest } from './request-log.js';
+import { loadScript, parseScript, type CacheMode, type Fault, type Script } from './script.js';
+import { scriptExhausted } from './script-exhausted.js';
 import { statusFault } from './status-fault.js';
 import { StreamHolds } from './stream-holds.js';
 import { validateRequest } from './validate-request.js';
 
-export interface RecordedRequest {
-  readonly index: number;
-  readonly path: string;
-  readonly method: string;
-  /** Lower-case header names; credentials (`authorization`, `x-api-key`, ...) are masked. */
-  readonly headers: Readonly<Record<string, string>>;
-  /** The body bytes as received, decoded as UTF-8 (exact for every valid UTF-8 body). */
-  readonly body: string;
-  /** Wall-clock milliseconds when the body was complete. */
-  readonly receivedAt: number;
-}
+export type { RecordedAnswer, RecordedRequest } from './request-log.js';
 
 export interface ScriptedProviderStats {
   /** Requests received (every path). */
@@ -51,7 +42,7 @@ export interface ScriptedProvider {
   /** Base URL including `/v1`, e.g. `http://127.0.0.1:41234/v1`. */
   readonly url: string;
   readonly port: number;
-  /** Every request received, in arrival order. */
+  /** Every request received, in arrival order, each with its answer once that started. */
   requests(): readonly RecordedRequest[];
   stats(): ScriptedProviderStats;
   /**
@@ -71,7 +62,7 @@ export interface StartScriptedProviderOptions {
   port?: number;
   /** Default 127.0.0.1. */
   host?: string;
-  /** JSONL file that gets one RecordedRequest per line, appended as requests arrive. */
+  /** JSONL file that gets one RecordedRequest per line (with its answer), appended as answers start. */
   recordFile?: string;
   /** Overrides the script's `cache`. */
   cache?: CacheMode;
@@ -94,34 +85,42 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
   const queue = new ReplyQueue(script);
   const quotaConfig = resolveQuota(script.quota, options.quota);
   const quota = quotaConfig === undefined ? undefined : new RateQuota(quotaConfig);
-  const recorded: RecordedRequest[] = [];
-  const recordFile = options.recordFile;
-  if (recordFile !== undefined) appendFileSync(recordFile, ''); // fail now, not on the first request
+  const recorded = new RequestLog(options.recordFile);
   const lifetime = new AbortController();
   const holds = new StreamHolds();
   let rejected = 0;
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  /** Set once the request is recorded: the handler's error path completes its record too. */
+  interface Handling {
+    index?: number;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse, handling: Handling): Promise<void> {
     const parts: Buffer[] = [];
     for await (const part of req) parts.push(part as Buffer);
     const bytes = Buffer.concat(parts);
-    const index = recorded.length;
-    const record: RecordedRequest = Object.freeze({
-      index,
+    const index = recorded.received({
       path: req.url ?? '',
       method: req.method ?? '',
       headers: Object.freeze(recordHeaders(req.headers)),
       body: bytes.toString('utf8'),
       receivedAt: Date.now(),
     });
-    recorded.push(record);
-    if (recordFile !== undefined) appendFileSync(recordFile, `${JSON.stringify(record)}\n`);
+    handling.index = index;
 
     const requestId = `req-scripted-${index}`;
+    /** An error answer, recorded with its status, code (and the fault that made it) before it is sent. */
+    const fail = (error: ApiError, fault?: Fault['kind']): void => {
+      recorded.answered(index, {
+        status: error.status,
+        ...(fault !== undefined ? { fault } : {}),
+        ...(error.body.error.code !== null ? { error: error.body.error.code } : {}),
+      });
+      sendError(res, error, requestId);
+    };
     const pathname = new URL(req.url ?? '/', 'http://scripted.invalid').pathname.replace(/\/+$/, '');
     if (pathname === '/v1/models' || pathname === '/models') {
-      if (req.method !== 'GET')
-        return sendError(res, apiError(405, 'Method not allowed.', { code: 'method_not_allowed' }), requestId);
+      if (req.method !== 'GET') return fail(apiError(405, 'Method not allowed.', { code: 'method_not_allowed' }));
       const list: ModelList = {
         object: 'list',
         data: script.models.map((id) => ({
@@ -131,23 +130,20 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
           owned_by: 'scripted-provider',
         })),
       };
+      recorded.answered(index, { status: 200 });
       return sendJson(res, 200, list, { 'x-request-id': requestId });
     }
     if (pathname !== '/v1/chat/completions' && pathname !== '/chat/completions') {
-      return sendError(
-        res,
-        apiError(404, `Unknown request URL: ${req.method ?? ''} ${req.url ?? ''}.`, { code: 'unknown_url' }),
-        requestId,
-      );
+      return fail(apiError(404, `Unknown request URL: ${req.method ?? ''} ${req.url ?? ''}.`, { code: 'unknown_url' }));
     }
     if (req.method !== 'POST') {
-      return sendError(res, apiError(405, 'Method not allowed: use POST.', { code: 'method_not_allowed' }), requestId);
+      return fail(apiError(405, 'Method not allowed: use POST.', { code: 'method_not_allowed' }));
     }
 
     const verdict = validateRequest(bytes, { models: script.models, reasoningPassBack: script.reasoningPassBack });
     if (!verdict.ok) {
       rejected++;
-      return sendError(res, verdict.error, requestId);
+      return fail(verdict.error);
     }
     const request = verdict.request;
     // Admission comes before a reply is taken: a refused request leaves the script as it was.
@@ -158,18 +154,12 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
       const replyTokens = next === undefined ? 0 : completionTokenCounts(replyTurn(next.reply)).completion;
       const cost = quotaTokenCost(request, input.tokens.length, replyTokens);
       const admission = quota.admit(apiKeyOf(req.headers.authorization), cost, request.model);
-      if (!admission.ok) return sendError(res, admission.error, requestId);
+      if (!admission.ok) return fail(admission.error);
       // Set on the response now, so every answer below carries them (writeHead merges them in).
       for (const [name, value] of Object.entries(admission.headers)) res.setHeader(name, value);
     }
     const selection = queue.next(request);
-    if (selection.kind === 'exhausted') {
-      const message =
-        `scripted provider: script exhausted: no reply left for request #${index} ` +
-        `(exhausted request ${selection.exhaustedCount}; the script's ${script.replies.length} replies are used up` +
-        `${script.mode === 'match' ? ' or none matches' : ''})`;
-      return sendError(res, apiError(500, message, { type: 'server_error', code: 'script_exhausted' }), requestId);
-    }
+    if (selection.kind === 'exhausted') return fail(scriptExhausted(script, request, index, selection.exhaustedCount));
     const reply = selection.reply;
     const stream = request.stream === true;
     const meta = responseMeta(index, request.model, stream && request.stream_options?.include_usage === true);
@@ -191,19 +181,34 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
 
     const signal = AbortSignal.any([lifetime.signal, closeSignal(res)]);
     await pause(reply.delayMs, signal);
-    if (failure !== undefined) return sendError(res, failure, requestId);
-    if (replayed !== undefined) return sendRecorded(res, replayed, requestId);
+    const fault = reply.fault?.kind;
+    if (failure !== undefined) return fail(failure, fault);
+    if (replayed !== undefined) {
+      recorded.answered(index, { status: replayed.status, fault: 'recorded' });
+      return sendRecorded(res, replayed, requestId);
+    }
+    // Every reply and 200-level fault starts with a 200, but a non-streamed disconnect, which sends nothing.
+    const status = fault === 'disconnect' && !stream ? null : 200;
+    recorded.answered(index, { status, ...(fault !== undefined ? { fault } : {}) });
     await playReply(res, reply, meta, usage ?? zeroUsage, stream, signal, requestId, holds);
   }
 
   const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
+    const handling: Handling = {};
+    handle(req, res, handling).catch((error: unknown) => {
+      // A request recorded and not answered yet: the connection ends without a status, or with the 500 below.
+      const unanswered = (status: number | null, code?: string) => {
+        if (handling.index !== undefined)
+          recorded.answered(handling.index, { status, ...(code !== undefined ? { error: code } : {}) });
+      };
       if (isAbort(error) || res.destroyed) {
+        unanswered(null);
         res.destroy();
         return;
       }
       if (!res.headersSent) {
         const detail = error instanceof Error ? error.message : String(error);
+        unanswered(500, 'internal_error');
         sendJson(
           res,
           500,
@@ -229,11 +234,11 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
   return {
     url: `http://${host}:${address.port}/v1`,
     port: address.port,
-    requests: () => recorded.slice(),
+    requests: () => recorded.all(),
     stats: () => {
       const queueStats = queue.stats();
       return {
-        requests: recorded.length,
+        requests: recorded.size,
         rejected,
         exhausted: queueStats.exhausted,
         repliesUsed: queueStats.used,

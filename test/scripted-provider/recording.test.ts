@@ -1,5 +1,6 @@
 // Request recording: every request, byte-exact and in arrival order, through the API and the JSONL
-// file, recorded before validation; credentials never recorded.
+// file, recorded before validation, with the status it was answered (its fault, its error code); credentials
+// never recorded.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,61 @@ describe('recording', () => {
     const lines = readFileSync(recordFile, 'utf8').trimEnd().split('\n');
     const fromFile = lines.map((line) => JSON.parse(line) as RecordedRequest);
     expect(fromFile).toEqual(recorded);
+  });
+
+  it('records the status each request was answered, which fault and which error code (API and JSONL file)', async () => {
+    const dir = tempDir();
+    const recordFile = join(dir, 'requests.jsonl');
+    const provider = await useProvider(
+      {
+        replies: [
+          { text: 'a' },
+          { fault: { kind: 'rate-limit', retryAfterSeconds: 1 } },
+          { fault: { kind: 'disconnect', afterChunks: 0 } },
+          { text: 'held', chunkSize: 2, hold: { afterChunks: 1, key: 'k' } },
+        ],
+        // One request a minute: the second one this key sends is the quota's 429, which takes no reply.
+        quota: { requestsPerMinute: 1 },
+      },
+      { recordFile },
+    );
+    const ask = { model: 'deepseek-chat', messages: [{ role: 'user', content: 'hi' }] };
+    const key = (n: number) => ({ headers: { authorization: `Bearer sk-key-${n}` } });
+    expect((await post(provider, ask, key(1))).status).toBe(200);
+    expect((await post(provider, ask, key(1))).status).toBe(429); // the quota
+    expect((await post(provider, ask, key(2))).status).toBe(429); // the script's rate-limit fault
+    expect((await post(provider, '{not json', key(3))).status).toBe(400);
+    await expect(post(provider, ask, key(4))).rejects.toThrow(); // disconnect: no status at all
+    // A stream held at the provider is recorded with its 200 while it is held.
+    const held = await post(provider, { ...ask, stream: true }, key(5));
+    expect(held.status).toBe(200);
+    const whileHeld = provider.requests().at(-1);
+    expect(whileHeld?.answer).toEqual({ status: 200 });
+    provider.release('k');
+    await held.text();
+    expect((await post(provider, ask, key(6))).status).toBe(500);
+    await fetch(`${provider.url}/models`);
+
+    const answers = [
+      { status: 200 },
+      { status: 429, error: 'rate_limit_exceeded' },
+      { status: 429, fault: 'rate-limit', error: 'rate_limit_exceeded' },
+      { status: 400, error: 'invalid_json' },
+      { status: null, fault: 'disconnect' },
+      { status: 200 },
+      { status: 500, error: 'script_exhausted' },
+      { status: 200 },
+    ];
+    const recorded = provider.requests();
+    expect(recorded.map((r) => r.answer)).toEqual(answers);
+    const fromFile = readFileSync(recordFile, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as RecordedRequest);
+    expect(fromFile.sort((a, b) => a.index - b.index)).toEqual(recorded);
+    // What the file alone says: two 429s, one of them the script's.
+    const lines = readFileSync(recordFile, 'utf8');
+    expect(lines.match(/"status":429/g)).toHaveLength(2);
   });
 
   it('never records credentials: authorization keeps only its scheme, api-key headers are masked', async () => {

@@ -1,6 +1,11 @@
 // The scripted provider's answers over real HTTP: streamed chunk shapes (text, reasoning, several
-// fragmented tool calls), the usage chunk, non-streaming objects, /v1/models, and reply selection.
+// fragmented tool calls), the usage chunk, non-streaming objects, /v1/models, and reply selection (and what
+// its 500 says when a plugin's notice, such as the repeat guard's, is the last user message of a match script).
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { toEvent } from '../../src/core/index.js';
+import { deriveEventMessages } from '../../src/core/surface.js';
+import { repeatGuardPlugin } from '../../src/plugins/repeat-guard-plugin.js';
 import { canonicalInput, tokenCount } from '../../src/scripted-provider/canonical-tokens.js';
 import {
   ChatCompletion,
@@ -250,6 +255,63 @@ describe('reply selection', () => {
     const none = await post(provider, nonStream('the weather, once more?'));
     expect(none.status).toBe(500);
     expect(ErrorBody.parse(await none.json()).error.code).toBe('script_exhausted');
+  });
+});
+
+describe("a plugin's notice as the last user message", () => {
+  /** The repeat guard's notice after step 2 repeats step 1's call, as the request carries it (injected context). */
+  async function repeatGuardNotice(): Promise<string> {
+    const answer = (step: number) =>
+      toEvent(
+        {
+          type: 'assistant/message',
+          at: 1,
+          turn: 1,
+          step,
+          content: null,
+          toolCalls: [{ id: `c${step}`, name: 'read_file', arguments: '{"path":"a.txt"}' }],
+          finishReason: 'tool_calls',
+        },
+        step,
+      );
+    const notices = await repeatGuardPlugin().afterTools?.({
+      sessionId: 's',
+      turn: 1,
+      step: 2,
+      events: [answer(1), answer(2)],
+    });
+    const content = notices?.[0]?.content ?? '';
+    const event = { type: 'user/message', at: 1, turn: 1, step: 2, messageId: 'n', origin: 'inject' } as const;
+    const [message] = deriveEventMessages(toEvent({ ...event, source: 'repeat-guard', content }, 3));
+    if (typeof message?.content !== 'string') throw new Error('the notice is not a text message');
+    return message.content;
+  }
+
+  it("match mode: the 500 says the last user message is a plugin's notice, and how to match it", async () => {
+    const notice = await repeatGuardNotice();
+    const request = { model: 'deepseek-chat', messages: [user('please read a.txt'), user(notice)] };
+    const task = await useProvider({
+      mode: 'match',
+      replies: [{ match: { lastUserContains: 'read a.txt' }, text: 'never played' }],
+    });
+    const refused = await post(task, request);
+    expect(refused.status).toBe(500);
+    const error = ErrorBody.parse(await refused.json()).error;
+    expect(error.code).toBe('script_exhausted');
+    expect(error.message).toContain('the last user message is injected context from "repeat-guard"');
+    expect(error.message).toContain(`lastUserContains: 'source="repeat-guard"'`);
+    // A request the user wrote is quoted instead.
+    const other = ErrorBody.parse(await (await post(task, { ...request, messages: [user('hello there')] })).json());
+    expect(other.error.message).toMatch(/; the last user message is "hello there"$/);
+
+    // Matching the notice, as the page says, answers it; and the page shows the notice as the guard writes it.
+    const matched = await useProvider({
+      mode: 'match',
+      replies: [{ match: { lastUserContains: 'source="repeat-guard"' }, text: 'I will stop repeating' }],
+    });
+    const answered = ChatCompletion.parse(await (await post(matched, request)).json());
+    expect(answered.choices[0]?.message.content).toBe('I will stop repeating');
+    expect(readFileSync(new URL('../../docs/scripted-provider.md', import.meta.url), 'utf8')).toContain(notice);
   });
 });
 

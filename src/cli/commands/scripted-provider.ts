@@ -34,7 +34,7 @@ export function registerScriptedProviderCommand(program: Command): void {
     .requiredOption('--script <file>', 'script file (.json, .yaml or .yml)')
     .option('--port <n>', 'port to listen on (0 = any free port)', parsePort, 0)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--record <file.jsonl>', 'append every request received to this JSONL file')
+    .option('--record <file.jsonl>', 'append every request, with the status it was answered, to this JSONL file')
     .addOption(
       new Option('--cache <mode>', "prefix-cache simulation (default: the script's)").choices([
         'deepseek',
