@@ -1,6 +1,6 @@
-// The composition root of a worker process: configuration → provider (and its model's context window:
-// configured, listed or asked of the endpoint) → MCP servers → store → plugins (system prompt, built-in and
-// MCP tools, approval policy, repeat guard) → activities → Temporal workers.
+// The composition root of a worker process: configuration (with its files: tool policy, MCP servers) →
+// provider (and its model's context window: configured, listed or asked of the endpoint) → MCP servers → store
+// → plugins (system prompt, built-in and MCP tools, approval policy, repeat guard) → activities → Temporal workers.
 // `dh worker` and the root worker.ts (`npx tsx worker.ts`) run it until SIGINT/SIGTERM.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,7 +23,7 @@ import { createPolicyEngine, policyEvaluators } from '../policy/policy-engine.js
 import { reloadingPolicy } from '../policy/policy-reloader.js';
 import { llmPolicyEvaluator, policyFileEvaluators } from '../policy/llm-policy-evaluator.js';
 import { discoverContextWindow } from './discover-context-window.js';
-import { loadMcpConfig } from '../mcp/mcp-config.js';
+import { loadMcpConfig, type LoadedMcpConfig } from '../mcp/mcp-config.js';
 import { startMcpHub, type McpHub } from '../mcp/mcp-hub.js';
 import { mcpTools } from '../mcp/mcp-tools.js';
 import type { ToolDefinition } from '../plugins/contracts.js';
@@ -46,18 +46,20 @@ export async function startWorker(
   const log = options.log ?? createLogger().child({ component: 'worker', pid: process.pid });
   const configured = workerProfile(config);
   const apiKey = apiKeyFromEnv(configured);
-  const window = await contextWindowOf(config, configured, apiKey, log);
-  const profile = window.from === 'discovered' ? workerProfile(config, window.tokens) : configured;
-  const maxTokens = workerMaxTokens(config, window.tokens);
-  if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
-  // The policy file before anything starts: a bad one fails the start with its line and column.
+  // The configuration files before the provider is asked anything: a bad one fails the start with its line
+  // and column alone, not after the context-window probe's warning about an endpoint it never needed.
   const policy = await loadPolicy({ home: config.home, env: process.env });
   if (policy !== undefined) {
     checkPolicyEvaluators(policy);
     log.info(`tool policy ${policy.file} (${policy.rules.length} rules, version ${policy.version})`);
   }
+  const mcpFile = await loadMcpConfig({ home: config.home, env: process.env });
+  const window = await contextWindowOf(config, configured, apiKey, log);
+  const profile = window.from === 'discovered' ? workerProfile(config, window.tokens) : configured;
+  const maxTokens = workerMaxTokens(config, window.tokens);
+  if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
   // MCP servers before anything else opens: one that cannot start fails the start, naming it.
-  const mcp = await startWorkerMcp(config, log);
+  const mcp = await startWorkerMcp(mcpFile, config, log);
   const { fleet, pricing } = config;
   const store = await openSessionStore(config.store, { logKey: config.logKey }).catch(async (error: unknown) => {
     await mcp?.hub.close();
@@ -144,12 +146,12 @@ export async function startWorker(
   };
 }
 
-/** The worker's MCP servers (`$DH_HOME/mcp.json` or DH_MCP_CONFIG) and their tools; none without a file. */
+/** The worker's MCP servers (`$DH_HOME/mcp.json` or DH_MCP_CONFIG, loaded) and their tools; none without a file. */
 async function startWorkerMcp(
+  file: LoadedMcpConfig | undefined,
   config: WorkerConfig,
   log: Logger,
 ): Promise<{ hub: McpHub; tools: ToolDefinition[] } | undefined> {
-  const file = await loadMcpConfig({ home: config.home, env: process.env });
   if (!file) return undefined;
   const hub = await startMcpHub(file, { env: process.env, strict: true, log: (line) => log.warn(line) });
   const tools = mcpTools(hub, { attachments: new AttachmentStore(attachmentRoot(config)) });
