@@ -198,7 +198,8 @@ async function budgetRefusal(
     return {
       reason:
         bound.problem === 'no-price'
-          ? `a budget is set but "${provider}/${model}" has no price: add it to DH_PRICING`
+          ? `a budget is set but "${provider}/${model}" has no price on the worker that serves this eval ` +
+            `(${servingWorker()}): add it to that worker's DH_PRICING and restart it`
           : 'a budget is set but the call has no output limit: set maxTokens in the change',
     };
   }
@@ -208,6 +209,18 @@ async function budgetRefusal(
     reason: `over budget: this call may cost up to $${worst.toFixed(6)}, $${allowanceUsd.toFixed(6)} was left for it`,
     needsUsd: worst,
   };
+}
+
+/**
+ * The worker this activity runs on, as an operator finds it: its prices are its own environment's DH_PRICING,
+ * not that of the shell that ran `dh eval`.
+ */
+function servingWorker(): string {
+  try {
+    return `the worker polling task queue "${Context.current().info.taskQueue}"`;
+  } catch {
+    return 'the worker serving its task queue';
+  }
 }
 
 /** The evaluated step's answer: sent now unless an earlier attempt logged it. */

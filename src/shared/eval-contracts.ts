@@ -129,8 +129,23 @@ export interface EvalProgress {
   readonly answered: number;
   readonly skipped: number;
   readonly failed: number;
-  readonly inFlight: number;
+  /**
+   * Steps handed to the evalStep activity and not settled. The workflow cannot tell which of them were sent:
+   * one may still wait for a model slot on the worker, its budget check or the fleet limiter. A step is sent
+   * once its eval log holds its `request/sent`, which `dh eval` reads from the store (`runningSteps`).
+   */
+  readonly running: number;
+  readonly runningSteps: readonly RunningEvalStep[];
+  /** What the answered steps cost, by the serving worker's pricing table. */
   readonly spentUsd: number;
+  /** Answered steps the serving worker has no price for: their cost is unknown, and not in `spentUsd`. */
+  readonly unpriced: number;
+}
+
+/** A step handed to the activity: its eval log, and where the candidate's request goes in it (after `sentSeq`). */
+export interface RunningEvalStep {
+  readonly evalSessionId: string;
+  readonly sentSeq: number;
 }
 
 export interface EvalRunResult {

@@ -31,22 +31,32 @@ export async function evalRun(input: EvalRunInput): Promise<EvalRunResult> {
   /** Steps the budget's share refused while others ran: each is tried once more, alone, at the end. */
   const alone: number[] = [];
 
+  /** The steps handed to evalStep and not settled (the lanes' and the last tries alone). */
+  const running = new Set<number>();
+
   setHandler(evalProgressQuery, () => {
     const done = outcomes.filter((o) => o !== undefined);
+    const answered = done.filter((o) => o.status === 'answered');
     return {
       total: targets.length,
       done: done.length,
-      answered: done.filter((o) => o.status === 'answered').length,
+      answered: answered.length,
       skipped: done.filter((o) => o.status === 'skipped').length,
       failed: done.filter((o) => o.status === 'failed').length,
-      inFlight,
+      running: running.size,
+      runningSteps: [...running].flatMap((index) => {
+        const target = targets[index];
+        return target !== undefined ? [{ evalSessionId: target.evalSessionId, sentSeq: target.sentSeq }] : [];
+      }),
       spentUsd: spent,
+      unpriced: answered.filter((o) => o.costUsd == null).length,
     };
   });
 
   const send = async (index: number, allowanceUsd: number | undefined): Promise<EvalStepOutcome> => {
     const target = targets[index];
     if (target === undefined) throw new Error(`no target ${index}`);
+    running.add(index);
     try {
       return await evalStep({
         runId: input.runId,
@@ -63,6 +73,8 @@ export async function evalRun(input: EvalRunInput): Promise<EvalRunResult> {
       // Retries are spent (or the failure is not retryable): the step failed; the run goes on.
       const { code, message } = turnError(error);
       return { target, status: 'failed', code, reason: message };
+    } finally {
+      running.delete(index);
     }
   };
 

@@ -1,16 +1,20 @@
 // `dh eval` as a user runs it: a `dh worker` child process on a scripted provider records three sessions with
 // tool calls, then `dh eval` sends their steps again with another model and prints the report (table, JSON, and
-// again with --show); the eval logs audit clean with `dh audit`, `dh ls` leaves them out unless asked, and bad
-// input is a usage error that says what to fix.
+// again with --show); the eval logs audit clean with `dh audit`, `dh ls` leaves them out unless asked, its
+// progress names no money before any moved, a step no price bounds names the serving worker's DH_PRICING,
+// and bad input is a usage error that says what to fix.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
 import { SessionClient } from '../../src/client/session-client.js';
+import { countSentSteps } from '../../src/eval/count-sent-steps.js';
 import type { EvalReport } from '../../src/eval/eval-report.js';
+import { evalProgressQuery, evalWorkflowId } from '../../src/shared/eval-contracts.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
+import { spawnDh } from './live-harness.js';
 import { cleanEnv, describeRun, runDh, startDhWorker, tempHome, type DhWorker } from './operator-cli.js';
 
 const OLD = 'eval-old-model';
@@ -157,6 +161,60 @@ describe('dh eval on a real worker', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/^dh: --query: /m);
   }, 180_000);
+
+  it('shows the steps it sent as in flight, and no money before any moved', async () => {
+    // A worker on a provider that holds every candidate's stream until released: the run hands out four steps
+    // (--concurrency 4), and each is sent and held there.
+    const held = await startScriptedProvider({
+      script: {
+        models: [OLD, NEW],
+        replies: [],
+        default: { text: 'a held candidate', hold: { afterChunks: 0, key: 'go' } },
+      },
+    });
+    const queue = `${taskQueue}-held`;
+    const holding = await startDhWorker(
+      { ...env, DH_TASK_QUEUE: queue, DH_BASE_URL: held.url },
+      join(home.home, 'held-worker.ready'),
+    );
+    try {
+      const run = spawnDh(['eval', ...ids, '--model', NEW, '--task-queue', queue, '--run-id', 'held', '--json'], env);
+      // Nothing was answered, so nothing was spent: no "$0.000000 spent" as if money had moved.
+      await run.waitFor(/^dh: 0\/6 steps done \(0 answered, 0 skipped, 0 failed\), 4 in flight$/m, 120_000);
+      // The workflow knows only which steps it handed out; their eval logs say they were sent.
+      const client = new Client({ connection, namespace: inject('temporalNamespace') });
+      const progress = await client.workflow.getHandle(evalWorkflowId('held')).query(evalProgressQuery);
+      expect(progress).toMatchObject({ total: 6, done: 0, running: 4, spentUsd: 0, unpriced: 0 });
+      expect(await countSentSteps((id, fromSeq) => store.read(id, fromSeq), progress.runningSteps)).toBe(4);
+      held.release('go');
+      const r = await run.result;
+      expect(r.code, r.stderr).toBe(0);
+      // The serving worker has no price for the model: the cost is unknown, not $0.
+      expect(r.stderr).toMatch(
+        /^dh: 6\/6 steps done \(6 answered, 0 skipped, 0 failed\), cost unknown for 6 \(no price for the model on the serving worker\)$/m,
+      );
+      expect(r.stderr).not.toContain('$0.000000');
+    } finally {
+      await holding.stop();
+      await held.close();
+    }
+  }, 240_000);
+
+  it('skips a step the budget cannot price, naming the DH_PRICING of the worker that serves the run', async () => {
+    const run = await runDh(
+      ['eval', ids[0] ?? '', '--model', NEW, '--budget', '1', '--run-id', 'no-price', '--json'],
+      env,
+    );
+    expect(run.code, describeRun(run)).toBe(0);
+    const report = JSON.parse(run.stdout) as EvalReport;
+    expect(report.steps.map((s) => s.outcome.reason)).toEqual([
+      `a budget is set but "scripted/${NEW}" has no price on the worker that serves this eval ` +
+        `(the worker polling task queue "${taskQueue}-model"): add it to that worker's DH_PRICING and restart it`,
+      `a budget is set but "scripted/${NEW}" has no price on the worker that serves this eval ` +
+        `(the worker polling task queue "${taskQueue}-model"): add it to that worker's DH_PRICING and restart it`,
+    ]);
+    expect(run.stderr).not.toContain('$0.000000');
+  }, 120_000);
 
   it('says what to fix when the input is wrong', async () => {
     const none = await runDh(['eval', '--model', NEW], env);

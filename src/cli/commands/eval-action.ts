@@ -6,6 +6,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { DhError, ErrorCode } from '../../core/index.js';
 import { parseEvalChangeText, describeEvalChange, EVAL_CHANGE_INVALID } from '../../eval/eval-change.js';
 import { EVAL_SESSION_PREFIX } from '../../eval/eval-log.js';
+import { countSentSteps } from '../../eval/count-sent-steps.js';
 import { buildEvalReport } from '../../eval/eval-report.js';
 import { planEvalTargets } from '../../eval/plan-eval.js';
 import {
@@ -24,6 +25,7 @@ import { openCliContext, type CliContext } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
 import { writeErr, writeOut } from '../operator/cli-io.js';
 import { renderEvalReport } from '../operator/render-eval.js';
+import { renderEvalProgress } from '../operator/render-eval-progress.js';
 import type { EvalOptions } from './eval-options.js';
 import type { evalRun } from '../../workflows/eval-workflow.js';
 
@@ -96,7 +98,7 @@ export const evalCommand = cliAction(async (sessions: string[], options: EvalOpt
       await writeOut(`${runId}\n`);
       return 0;
     }
-    return await report(ctx.store, await follow(handle), options);
+    return await report(ctx.store, await follow(ctx.store, handle), options);
   } finally {
     await ctx.close();
   }
@@ -114,7 +116,7 @@ async function showRun(runId: string, options: EvalOptions): Promise<number> {
         { cause: error },
       );
     });
-    return await report(ctx.store, await follow(handle), options);
+    return await report(ctx.store, await follow(ctx.store, handle), options);
   } finally {
     await ctx.close();
   }
@@ -128,34 +130,39 @@ async function report(store: SessionStore, result: EvalRunResult, options: EvalO
 }
 
 /** Waits for the run, printing its progress on stderr whenever it moves. */
-async function follow(handle: WorkflowHandle<typeof evalRun>): Promise<EvalRunResult> {
+async function follow(store: SessionStore, handle: WorkflowHandle<typeof evalRun>): Promise<EvalRunResult> {
   let finished = false;
   const result = handle.result().finally(() => {
     finished = true;
   });
   let last = '';
   while (!finished) {
-    const progress = await handle.query(evalProgressQuery).catch(() => null);
-    if (progress !== null) {
-      const line = progressLine(progress);
-      if (line !== last) writeErr(`dh: ${line}`);
-      last = line;
-    }
+    const line = await progressNow(store, handle).catch(() => null);
+    if (line !== null && line !== last) writeErr(`dh: ${line}`);
+    last = line ?? last;
     await Promise.race([result.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 1000))]);
   }
   const done = await result;
+  const answered = done.outcomes.filter((o) => o.status === 'answered');
   const count = (status: string) => done.outcomes.filter((o) => o.status === status).length;
-  writeErr(
-    `dh: ${progressLine({ total: done.outcomes.length, done: done.outcomes.length, answered: count('answered'), skipped: count('skipped'), failed: count('failed'), inFlight: 0, spentUsd: done.spentUsd })}`,
-  );
+  const counts = {
+    total: done.outcomes.length,
+    done: done.outcomes.length,
+    answered: answered.length,
+    skipped: count('skipped'),
+    failed: count('failed'),
+    spentUsd: done.spentUsd,
+    unpriced: answered.filter((o) => o.costUsd == null).length,
+  };
+  writeErr(`dh: ${renderEvalProgress(counts)}`);
   return done;
 }
 
-function progressLine(p: EvalProgress): string {
-  return (
-    `${p.done}/${p.total} steps done (${p.answered} answered, ${p.skipped} skipped, ${p.failed} failed), ` +
-    `${p.inFlight} in flight, $${p.spentUsd.toFixed(6)} spent`
-  );
+/** The run's progress line now: the workflow's counts, and which of its running steps the store shows sent. */
+async function progressNow(store: SessionStore, handle: WorkflowHandle<typeof evalRun>): Promise<string> {
+  const progress: EvalProgress = await handle.query(evalProgressQuery);
+  const sent = await countSentSteps((id, fromSeq) => store.read(id, fromSeq), progress.runningSteps);
+  return renderEvalProgress(progress, { sent, waiting: progress.running - sent });
 }
 
 /** The change from the flags and the change file (flags win). */
