@@ -1,6 +1,7 @@
 // docs/deploy.md followed as an operator would: each of its shell blocks, exactly as written, run by bash on
-// the run's PostgreSQL with the built binaries on PATH (databases, temporal-server, the namespace and search
-// attributes by the `temporal` CLI, `dh worker`, `dh run`, `dh audit`); only its settings' values are ours.
+// the run's PostgreSQL with only the Go binaries the page builds on PATH (databases, temporal-server, the
+// namespace and search attributes by the `temporal` CLI, `npx dh worker`, `npx dh run`, `npx dh audit` from the
+// checkout, with no `dh` on PATH); only its settings' values are ours.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -16,6 +17,7 @@ import { keyIdOf } from '../../src/codec/aes-gcm-codec.js';
 import { SESSION_SEARCH_ATTRIBUTES } from '../../src/local-stack/dev-server.js';
 import { signalGroup } from '../../src/local-stack/signal-group.js';
 import { clusterEnv, DEPLOY_TEMPORAL_DIR } from '../../src/local-stack/temporal-cluster.js';
+import { TEMPORAL_CLI_VERSION } from '../../src/local-stack/temporal-cli.js';
 import { TEMPORAL_SERVER_VERSION } from '../../src/local-stack/temporal-server-binaries.js';
 import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { parseLogKey } from '../../src/stores/log-key.js';
@@ -182,14 +184,20 @@ function runCommand(
   });
 }
 
-/** The environment without anything from the developer's shell that would change dh or Temporal. */
+/**
+ * The environment without anything from the developer's shell that would change dh or Temporal, and an
+ * operator's PATH: the system's (no npm script's `node_modules/.bin`), plus `binDir`, the Go binaries the page
+ * says to put there.
+ */
 function baseEnv(binDir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (/^(DH_|TEMPORAL_|DEEPSEEK_|OPENAI_|OTEL_|SQL_|PG)/.test(key)) continue;
+    if (/^npm_/i.test(key)) continue;
     env[key] = value;
   }
-  return { ...env, NO_COLOR: '1', PATH: `${binDir}:${process.env.PATH ?? ''}` };
+  const system = (process.env.PATH ?? '').split(':').filter((dir) => dir !== '' && !dir.includes('node_modules'));
+  return { ...env, NO_COLOR: '1', PATH: [binDir, ...system].join(':') };
 }
 
 describe(
@@ -220,11 +228,10 @@ describe(
 
     beforeAll(async () => {
       mkdirSync(binDir);
-      // The binaries by the names the page calls them.
+      // The binaries the page builds, by the names it puts them on PATH under; `dh` is not one of them.
       symlinkSync(inject('temporalServerPath'), join(binDir, 'temporal-server'));
       symlinkSync(inject('temporalSqlToolPath'), join(binDir, 'temporal-sql-tool'));
       symlinkSync(inject('temporalCliPath'), join(binDir, 'temporal'));
-      symlinkSync(join(REPO_ROOT, 'bin', 'dh.mjs'), join(binDir, 'dh'));
       base = baseEnv(binDir);
       databases = clusterDatabases(inject('postgresUrl'), 'deploy_doc');
       provider = await startScriptedProvider({
@@ -323,11 +330,17 @@ describe(
       expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(read));
     });
 
-    it('binaries: builds the server version the test setup pins', () => {
+    it('binaries: builds the server and CLI versions the test setup pins; dh itself is not on PATH', async () => {
       expect(block('binaries').text).toContain(
         `go install go.temporal.io/server/cmd/server@v${TEMPORAL_SERVER_VERSION} ` +
           `go.temporal.io/server/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}\n`,
       );
+      expect(block('binaries').text).toContain(
+        `go install github.com/temporalio/cli/cmd/temporal@v${TEMPORAL_CLI_VERSION}\n`,
+      );
+      // The blocks that run dh say `npx dh`: an operator's PATH has no `dh`, and neither has the test's.
+      const found = await runCommand('bash', ['-c', 'command -v dh || echo none'], base);
+      expect(found.stdout.trim()).toBe('none');
     });
 
     it('databases: makes Temporal’s two at the schema version, and an empty one for the store', async () => {
@@ -376,7 +389,7 @@ describe(
       }
     });
 
-    it('worker and session: `dh worker` serves, `dh run` completes the turn, `dh audit` passes it', async () => {
+    it('worker and session: `npx dh worker` serves, `npx dh run` completes the turn, `npx dh audit` passes it', async () => {
       worker = startBlock('worker', workerEnv());
       await worker.waitFor(/"msg":"worker ready"/, BLOCK_TIMEOUT_MS);
       const output = await runBlock('session', dhEnv());
@@ -396,7 +409,7 @@ describe(
 
     it('`dh audit` without the workers’ DH_PAYLOAD_KEY stops naming it, and the key id the history is under', async () => {
       const { DH_PAYLOAD_KEY: _payloadKey, ...withoutKey } = dhEnv();
-      const audit = await runCommand('dh', ['audit', SESSION], withoutKey);
+      const audit = await runCommand('npx', ['dh', 'audit', SESSION], withoutKey);
       expect(audit.code).toBe(1);
       expect(audit.stderr).toContain(`encrypted (key id "${keyIdOf(Buffer.from(payloadKey, 'base64'))}")`);
       expect(audit.stderr).toContain('set DH_PAYLOAD_KEY to the key the workers encrypt with');
@@ -406,7 +419,7 @@ describe(
 
     it('`dh audit` without DH_LOG_KEY checks the chain only and says which key would check the MACs', async () => {
       const { DH_LOG_KEY: _logKey, ...withoutKey } = dhEnv();
-      const audit = await runCommand('dh', ['audit', SESSION], withoutKey);
+      const audit = await runCommand('npx', ['dh', 'audit', SESSION], withoutKey);
       expect(audit.stderr).not.toMatch(/^dh: /m);
       expect(audit.code).toBe(0);
       expect(audit.stdout).toContain('MACs not checked (no DH_LOG_KEY)');
