@@ -5,7 +5,7 @@
 import { condition, isCancellation } from '@temporalio/workflow';
 import type { SessionProxies } from './session-proxies.js';
 import type { SessionState } from './session-state.js';
-import { advanceHead } from './with-ingress.js';
+import { absorbLogged } from './with-ingress.js';
 
 /**
  * Runs for the whole run: whenever an append activity is in flight, or a turn runs between two (waiting for
@@ -33,7 +33,7 @@ export async function logIngressWhileBusy(state: SessionState, proxies: SessionP
         knownHead: state.head,
         ingress: passed,
       });
-      advanceHead(state, outcome.head);
+      absorbLogged(state, outcome);
       state.inbox.absorb(passed, [], outcome.head);
     } catch (error) {
       state.inbox.release(passed);

@@ -51,7 +51,7 @@ function passIngress<T extends AppendOutcome | Interrupted>(
   return pending.then((outcome) => {
     state.appendRunning = false;
     if (isLogged(outcome)) {
-      advanceHead(state, outcome.head);
+      absorbLogged(state, outcome);
       state.inbox.absorb(passed, claimed(outcome), outcome.head);
     } else {
       state.inbox.release(passed);
@@ -60,9 +60,17 @@ function passIngress<T extends AppendOutcome | Interrupted>(
   }, failed);
 }
 
-/** Two appenders may finish in either order: the head only moves forward. */
-export function advanceHead(state: SessionState, head: number): void {
-  state.head = Math.max(state.head, head);
+/**
+ * What an append logged: the head moves forward (two appenders may finish in either order), and a
+ * `request/header` among its rows is this loop instance's. A step that fails after logging its header (a
+ * refused request, exhausted retries, an overflow) never answers, yet the instance has its header: the next
+ * step must log a `change`, not a `resume`, and must not compose the session prefix again.
+ */
+export function absorbLogged(state: SessionState, outcome: AppendOutcome): void {
+  state.head = Math.max(state.head, outcome.head);
+  if (!state.instance.headerRecorded && outcome.receipts.some((receipt) => receipt.type === 'request/header')) {
+    state.instance = { ...state.instance, headerRecorded: true };
+  }
 }
 
 function isLogged<T extends AppendOutcome | Interrupted>(outcome: T): outcome is Exclude<T, Interrupted> {

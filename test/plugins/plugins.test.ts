@@ -110,11 +110,18 @@ describe('request plugins and observers', () => {
   let h: Harness;
   let observerCalls = 0;
   const modelCalls: string[] = [];
+  /** Session prefixes composed, by session: one per loop instance. */
+  const prefixesOf = new Map<string, number>();
   const longPrefix: Plugin = {
     name: 'house-rules',
-    sessionPrefix: () => ({
-      system: Array.from({ length: 60 }, (_, i) => `Rule ${i + 1}: be precise and keep the workspace tidy.`).join('\n'),
-    }),
+    sessionPrefix: (context) => {
+      prefixesOf.set(context.sessionId, (prefixesOf.get(context.sessionId) ?? 0) + 1);
+      return {
+        system: Array.from({ length: 60 }, (_, i) => `Rule ${i + 1}: be precise and keep the workspace tidy.`).join(
+          '\n',
+        ),
+      };
+    },
   };
   const switchModel: Plugin = {
     name: 'model-switch',
@@ -130,7 +137,8 @@ describe('request plugins and observers', () => {
   const cloner: Plugin = {
     name: 'cloner',
     onRequest: (request, context) => {
-      if (context.sessionId !== 'clone') return;
+      // Only the first turn: the session carries on after it.
+      if (context.sessionId !== 'clone' || context.turn > 1) return;
       const copy = JSON.parse(JSON.stringify(request)) as { messages: unknown[] };
       copy.messages.push({ role: 'user', content: 'sneaky' });
       return deepFreeze(copy) as unknown as typeof request;
@@ -164,6 +172,7 @@ describe('request plugins and observers', () => {
           { match: { lastUserContains: 'repeat' }, ...echo('r2', 'same') },
           { match: { lastUserContains: 'repeat' }, text: 'ok, stopping' },
           { match: { lastUserContains: 'sneak' }, text: 'never sent', repeat: 2 },
+          { match: { lastUserContains: 'afterwards' }, text: 'carrying on' },
         ],
       },
       tools: [echoTool],
@@ -219,5 +228,14 @@ describe('request plugins and observers', () => {
     expect(turnEnds(cloned)).toEqual(['1:error:REQUEST_DIVERGES_FROM_LOG']);
     expect(cloned.some((e) => e.type === 'request/sent' || e.type === 'assistant/message')).toBe(false);
     expect(h.provider.requests().length).toBe(before); // the provider was never called
+    // The failed first turn logged the instance's header: the next turn is the same loop instance (no
+    // `resume` header, no second session prefix), and its unchanged header is not logged again.
+    await clone.signal(followupSignal, { content: 'afterwards, carry on' });
+    const after = await waitForTurnEnd(h.store, 'clone', 2);
+    expect(turnEnds(after)).toEqual(['1:error:REQUEST_DIVERGES_FROM_LOG', '2:completed']);
+    expect(after.flatMap((e) => (e.type === 'request/header' ? [`${e.turn}.${e.step}:${e.reason}`] : []))).toEqual([
+      '1.1:initial',
+    ]);
+    expect(prefixesOf.get('clone')).toBe(1);
   });
 });
