@@ -100,7 +100,14 @@ export type ErrorBody = z.infer<typeof ErrorBody>;
 export const ModelList = z.strictObject({
   object: z.literal('list'),
   data: z.array(
-    z.strictObject({ id: z.string(), object: z.literal('model'), created: z.number().int(), owned_by: z.string() }),
+    z.strictObject({
+      id: z.string(),
+      object: z.literal('model'),
+      created: z.number().int(),
+      owned_by: z.string(),
+      /** vLLM's field for the model's context window (the scripted provider reports it when its script says). */
+      max_model_len: z.number().int().positive().optional(),
+    }),
   ),
 });
 export type ModelList = z.infer<typeof ModelList>;

@@ -155,6 +155,11 @@ export type Quota = z.output<typeof Quota>;
 export const Script = z
   .strictObject({
     models: z.array(z.string().min(1)).min(1).default(['deepseek-chat', 'deepseek-reasoner']),
+    /**
+     * Context windows `GET /v1/models` reports, by model id, as vLLM does (`max_model_len`): what a worker on a
+     * generic endpoint learns at start. A model without one is listed without a window.
+     */
+    contextWindows: z.record(z.string().min(1), z.number().int().positive()).optional(),
     cache: CacheMode.default('deepseek'),
     mode: z.enum(['ordered', 'match']).default('ordered'),
     reasoningPassBack: ReasoningPassBack.default('current-turn'),
@@ -174,6 +179,15 @@ export const Script = z
     quota: Quota.optional(),
   })
   .superRefine((script, ctx) => {
+    for (const model of Object.keys(script.contextWindows ?? {})) {
+      if (!script.models.includes(model)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['contextWindows', model],
+          message: `"${model}" is not one of the script's models`,
+        });
+      }
+    }
     if (script.default?.match !== undefined) {
       ctx.addIssue({
         code: 'custom',

@@ -128,6 +128,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
           object: 'model',
           created: CREATED_EPOCH_SECONDS,
           owned_by: 'scripted-provider',
+          ...(script.contextWindows?.[id] !== undefined ? { max_model_len: script.contextWindows[id] } : {}),
         })),
       };
       recorded.answered(index, { status: 200 });

@@ -188,6 +188,26 @@ describe('routes', () => {
     expect(list.data.map((m) => m.id)).toEqual(['deepseek-chat', 'gpt-4o-mini']);
   });
 
+  it("reports a model's context window as vLLM's max_model_len when the script gives one", async () => {
+    const provider = await useProvider({
+      models: ['small', 'large'],
+      contextWindows: { large: 32_768 },
+      replies: [],
+    });
+    const list = ModelList.parse(await (await fetch(`${provider.url}/models`)).json());
+    expect(list.data.map((m) => [m.id, m.max_model_len])).toEqual([
+      ['small', undefined],
+      ['large', 32_768],
+    ]);
+    expect('max_model_len' in (list.data[0] ?? {})).toBe(false);
+  });
+
+  it('refuses a script whose contextWindows names a model it does not list', async () => {
+    await expect(useProvider({ models: ['small'], contextWindows: { large: 4096 }, replies: [] })).rejects.toThrow(
+      /contextWindows.*"large" is not one of the script's models/,
+    );
+  });
+
   it('answers 404 for unknown paths and 405 for a GET on chat completions', async () => {
     const provider = await useProvider({ replies: [] });
     const notFound = await fetch(`${provider.url}/embeddings`, { method: 'POST', body: '{}' });
