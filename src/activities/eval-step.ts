@@ -11,11 +11,9 @@ import {
   Session,
   type EventDraft,
   type EventOf,
-  type RequestHeader,
 } from '../core/index.js';
 import { deriveSentRequest } from '../audit/derive-sent-requests.js';
-import { isBuiltinProvider, modelEntry } from '../config/worker-profile.js';
-import type { ProviderProfile } from '../providers/provider-profiles.js';
+import { withContextWindow } from './context-window.js';
 import type { SessionRuntime } from './session-runtime.js';
 import { applyEvalChange, invariantDigest } from '../eval/eval-change.js';
 import { runJudges, structuralJudge } from '../eval/eval-judge.js';
@@ -68,7 +66,10 @@ export async function evalStep(context: ActivityContext, input: EvalStepInput): 
     }
     const header = foldRequestHeader(source.events.slice(0, target.sentSeq));
     if (header === undefined) return skipped('the source log has no request header before the step');
-    const candidateHeader = applyEvalChange(header, input.change);
+    const changed = applyEvalChange(header, input.change);
+    // A candidate of another model records that model's window on this worker, not the source model's.
+    const candidateHeader =
+      changed.config.model !== header.config.model ? withContextWindow(runtime, changed, undefined) : changed;
     if (candidateHeader.config.provider !== runtime.profile.name) {
       throw new DhError(
         EVAL_PROVIDER_MISMATCH,
@@ -80,8 +81,6 @@ export async function evalStep(context: ActivityContext, input: EvalStepInput): 
 
     const seeded = seededEvalLog(input, source, candidateHeader);
     const stored = await storedEvalLog(context, input.target.evalSessionId);
-    // The candidate's model on this worker's endpoint (a generic endpoint lists only the model it was started with).
-    const sending: SessionRuntime = { ...runtime, profile: candidateProfile(runtime.profile, candidateHeader) };
     const continued = input.mode === 'continue';
     // Done when its turn has ended: one answer (single step), or the whole rest of the turn (continue).
     let evalLog: Session | null = stored;
@@ -90,18 +89,18 @@ export async function evalStep(context: ActivityContext, input: EvalStepInput): 
       fromLog = false;
       // A request already recorded as sent passed the budget before (a retry after a crash): it goes again.
       if ((evalLog === null || candidateSentSeq(evalLog.events) === null) && input.allowanceUsd !== undefined) {
-        const refusal = await budgetRefusal(sending, seeded, input.allowanceUsd);
+        const refusal = await budgetRefusal(runtime, seeded, input.allowanceUsd);
         if (refusal !== null)
           return skipped(refusal.reason, refusal.needsUsd !== undefined ? { needsUsd: refusal.needsUsd } : {});
       }
       const opened = evalLog ?? (await createEvalLog(context, input, source, seeded));
       evalLog = continued
-        ? await continueTurn(context, sending, opened, {
+        ? await continueTurn(context, runtime, opened, {
             allowTools: input.allowTools ?? [],
             maxSteps: input.maxSteps ?? DEFAULT_EVAL_MAX_STEPS,
             ...(input.allowanceUsd !== undefined ? { allowanceUsd: input.allowanceUsd } : {}),
           })
-        : await closeSingleStep(context, await answeredOnce(context, sending, opened));
+        : await closeSingleStep(context, await answeredOnce(context, runtime, opened));
     }
     if (evalLog === null) throw new Error('unreachable: the eval log was written above');
     const candidateSent = candidateSentSeq(evalLog.events);
@@ -270,22 +269,6 @@ function lastTurnEnd(session: Session): string {
   return end === null
     ? 'its turn is still open'
     : `turn ${end.turn} ended ${end.reason}${end.error ? `: ${end.error.message}` : ''}`;
-}
-
-/**
- * The worker's profile, knowing the candidate's model: a generic endpoint's profile lists only the model the
- * worker was started with, so another model of the same endpoint is added with that model's capabilities and the
- * window the recorded header gives. A built-in profile is used as it is (it refuses a model it does not list).
- */
-function candidateProfile(profile: ProviderProfile, header: RequestHeader): ProviderProfile {
-  const model = header.config.model;
-  if (isBuiltinProvider(profile.name) || modelEntry(profile, model) !== undefined) return profile;
-  const like = profile.models[0];
-  if (like === undefined) return profile;
-  return {
-    ...profile,
-    models: [...profile.models, { ...like, id: model, contextWindow: header.contextWindow ?? like.contextWindow }],
-  };
 }
 
 /** Heartbeats while `run` runs (judges may call a model): a long judge is not a dead worker. */

@@ -46,6 +46,11 @@ export interface SessionRuntime {
    * endpoint reported none): a header keeps the window the session already records for the same model.
    */
   readonly contextWindowAssumed?: boolean;
+  /**
+   * The output limit a header records when its composed config sets none, from the window of the model it
+   * names (a generic endpoint without DH_MAX_TOKENS): so a model a plugin switches to gets its own limit.
+   */
+  readonly defaultMaxTokens?: (contextWindow: number) => number;
   /** Composes the header for a step. Within an instance the prefix must stay the recorded one. */
   composeHeader(context: HeaderContext): Promise<RequestHeader>;
   /** Sees the claimed batch before a step: enter (possibly edited; the edit is logged) or reject. */

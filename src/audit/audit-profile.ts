@@ -27,8 +27,8 @@ export function auditProfileFor(
   given?: ProviderProfile,
   contextWindow?: number,
 ): AuditProfile {
-  // A generic endpoint's configured profile lists the worker's model only; a request to another model of the
-  // same endpoint (a model switch, a `dh eval` candidate) derives on the permissive profile below.
+  // A given profile that refuses the recorded model (an endpoint that no longer lists it) would only refuse: the
+  // request was sent, so it derives on the permissive profile below.
   if (
     given !== undefined &&
     given.name === config.provider &&

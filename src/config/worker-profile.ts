@@ -1,8 +1,13 @@
 // The provider profile a worker runs with, defined once for the worker, the CLI and the operator commands:
 // a built-in profile (deepseek, openai) with the configured base URL and key variable, or a generic
-// OpenAI-compatible endpoint that knows only the configured model. Also what dh assumes of a generic
-// endpoint's model when nobody says otherwise: its context window and its output limit.
-import { resolveProfile, type ModelInfo, type ProviderProfile } from '../providers/provider-profiles.js';
+// OpenAI-compatible endpoint that knows the configured model and the models the endpoint says it serves. Also
+// what dh assumes of a generic endpoint's model when nobody says otherwise: its context window and output limit.
+import {
+  resolveProfile,
+  type ModelCapabilities,
+  type ModelInfo,
+  type ProviderProfile,
+} from '../providers/provider-profiles.js';
 import { ConfigErrorCode, type WorkerConfig } from './worker-config.js';
 import { DhError } from '../core/errors.js';
 
@@ -15,6 +20,23 @@ export const GENERIC_CONTEXT_WINDOW = 128_000;
  */
 export const GENERIC_MAX_TOKENS = 4_096;
 
+/** One model a generic endpoint lists (`GET /v1/models`), with the window its entry reports, if any. */
+export interface ServedModel {
+  readonly id: string;
+  readonly contextWindow?: number;
+}
+
+/** What the worker learnt from its endpoint at start: the configured model's window, the models it serves. */
+export interface EndpointFacts {
+  /** Replaces the configured model's window (DH_CONTEXT_WINDOW, or what the server reported). */
+  readonly contextWindow?: number | undefined;
+  /** The endpoint's model list; undefined when it has none (or nobody asked: the CLI's offline profile). */
+  readonly served?: readonly ServedModel[] | undefined;
+}
+
+/** What a generic endpoint without a model list is assumed to serve under any id a request names. */
+const GENERIC_UNLISTED: ModelCapabilities = { contextWindow: GENERIC_CONTEXT_WINDOW, vision: false, thinking: 'none' };
+
 export function isBuiltinProvider(provider: string): provider is 'deepseek' | 'openai' {
   return provider === 'deepseek' || provider === 'openai';
 }
@@ -25,23 +47,34 @@ export function genericModel(id: string, contextWindow: number = GENERIC_CONTEXT
 }
 
 /**
- * The worker's profile. `contextWindow` (DH_CONTEXT_WINDOW, or what the server reported) replaces the
- * configured model's window; without it a built-in model keeps its listed window and a generic one gets
- * GENERIC_CONTEXT_WINDOW. Throws what resolveProfile throws (a DhError naming the problem).
+ * The worker's profile. `endpoint.contextWindow` (else DH_CONTEXT_WINDOW) replaces the configured model's
+ * window; without it a built-in model keeps its listed window and a generic one gets GENERIC_CONTEXT_WINDOW.
+ * A generic endpoint also knows each model it serves (with the window the server reported, else the generic
+ * one) and refuses others; one without a model list accepts any id with the generic capabilities. A built-in
+ * profile keeps its own rule (DeepSeek refuses ids it does not list, OpenAI assumes text-only 128K).
+ * Throws what resolveProfile throws (a DhError naming the problem).
  */
-export function workerProfile(config: WorkerConfig, contextWindow = config.contextWindow): ProviderProfile {
-  const endpoint = {
+export function workerProfile(config: WorkerConfig, endpoint: EndpointFacts = {}): ProviderProfile {
+  const contextWindow = endpoint.contextWindow ?? config.contextWindow;
+  const location = {
     ...(config.baseURL !== undefined ? { baseURL: config.baseURL } : {}),
     ...(config.apiKeyEnv !== undefined ? { apiKeyEnv: config.apiKeyEnv } : {}),
   };
   if (!isBuiltinProvider(config.provider)) {
-    return resolveProfile(config.provider, { ...endpoint, models: [genericModel(config.model, contextWindow)] });
+    const served = (endpoint.served ?? [])
+      .filter((m) => m.id !== config.model)
+      .map((m) => genericModel(m.id, m.contextWindow));
+    return resolveProfile(config.provider, {
+      ...location,
+      models: [genericModel(config.model, contextWindow), ...served],
+      unlistedModels: endpoint.served === undefined ? GENERIC_UNLISTED : 'refuse',
+    });
   }
-  const profile = resolveProfile(config.provider, endpoint);
+  const profile = resolveProfile(config.provider, location);
   const entry = modelEntry(profile, config.model);
   // A model the profile refuses stays refused, at the first call, as without a window.
   if (contextWindow === undefined || entry === undefined) return profile;
-  return resolveProfile(config.provider, { ...endpoint, models: [{ ...entry, contextWindow }] });
+  return resolveProfile(config.provider, { ...location, models: [{ ...entry, contextWindow }] });
 }
 
 /** What `profile` knows of `model` (listed, or its unlisted-model capabilities); undefined when it refuses it. */
@@ -69,5 +102,10 @@ export function workerMaxTokens(config: WorkerConfig, contextWindow: number | un
     return config.maxTokens;
   }
   if (isBuiltinProvider(config.provider) || contextWindow === undefined) return undefined;
+  return genericMaxTokens(contextWindow);
+}
+
+/** A generic endpoint's default output limit for a model with this window: GENERIC_MAX_TOKENS, or a quarter. */
+export function genericMaxTokens(contextWindow: number): number {
   return Math.min(GENERIC_MAX_TOKENS, Math.max(1, Math.floor(contextWindow / 4)));
 }

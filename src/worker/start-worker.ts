@@ -1,6 +1,7 @@
 // The composition root of a worker process: configuration (with its files: tool policy, MCP servers) →
-// provider (and its model's context window: configured, listed or asked of the endpoint) → MCP servers → store
-// → plugins (system prompt, built-in and MCP tools, approval policy, repeat guard) → activities → Temporal workers.
+// provider (its model's context window: configured, listed or asked of the endpoint; a generic endpoint's
+// served models) → MCP servers → store → plugins (system prompt, built-in and MCP tools, approval policy,
+// repeat guard) → activities → Temporal workers.
 // `dh worker` and the root worker.ts (`npx tsx worker.ts`) run it until SIGINT/SIGTERM.
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -8,7 +9,15 @@ import { workerDataConverterFromEnv } from '../codec/aes-gcm-codec.js';
 import { temporalTlsFromEnv } from '../config/temporal-tls.js';
 import { readWorkerConfig, type WorkerConfig } from '../config/worker-config.js';
 import { openFleetLimiter } from '../limiter/open-fleet-limiter.js';
-import { isBuiltinProvider, modelEntry, workerMaxTokens, workerProfile } from '../config/worker-profile.js';
+import {
+  genericMaxTokens,
+  GENERIC_CONTEXT_WINDOW,
+  isBuiltinProvider,
+  modelEntry,
+  workerMaxTokens,
+  workerProfile,
+  type ServedModel,
+} from '../config/worker-profile.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { startTelemetry } from '../observability/telemetry.js';
 import type { Plugin } from '../plugins/plugin.js';
@@ -22,7 +31,7 @@ import { loadPolicy, type Policy } from '../policy/policy-file.js';
 import { createPolicyEngine, policyEvaluators } from '../policy/policy-engine.js';
 import { reloadingPolicy } from '../policy/policy-reloader.js';
 import { llmPolicyEvaluator, policyFileEvaluators } from '../policy/llm-policy-evaluator.js';
-import { discoverContextWindow } from './discover-context-window.js';
+import { discoverEndpoint } from './discover-context-window.js';
 import { loadMcpConfig, type LoadedMcpConfig } from '../mcp/mcp-config.js';
 import { startMcpHub, type McpHub } from '../mcp/mcp-hub.js';
 import { mcpTools } from '../mcp/mcp-tools.js';
@@ -54,9 +63,17 @@ export async function startWorker(
     log.info(`tool policy ${policy.file} (${policy.rules.length} rules, version ${policy.version})`);
   }
   const mcpFile = await loadMcpConfig({ home: config.home, env: process.env });
-  const window = await contextWindowOf(config, configured, apiKey, log);
-  const profile = window.from === 'discovered' ? workerProfile(config, window.tokens) : configured;
-  const maxTokens = workerMaxTokens(config, window.tokens);
+  const endpoint = await endpointOf(config, configured, apiKey, log);
+  const profile = workerProfile(config, {
+    contextWindow: endpoint.from === 'discovered' ? endpoint.tokens : undefined,
+    served: endpoint.served,
+  });
+  // DH_MAX_TOKENS, checked against the configured model's window, holds for every model. Without it a generic
+  // endpoint's limit is not seeded: each header gets the default of the window of the model it names (a plugin
+  // may switch models), after the request waterfall (context-window.ts).
+  const maxTokens = config.maxTokens !== undefined ? workerMaxTokens(config, endpoint.tokens) : undefined;
+  const defaultMaxTokens =
+    config.maxTokens === undefined && !isBuiltinProvider(config.provider) ? genericMaxTokens : undefined;
   if (!config.store.includes('://')) mkdirSync(dirname(config.store), { recursive: true });
   // MCP servers before anything else opens: one that cannot start fails the start, naming it.
   const mcp = await startWorkerMcp(mcpFile, config, log);
@@ -108,7 +125,8 @@ export async function startWorker(
       store,
       profile,
       apiKey,
-      ...(window.from === 'assumed' ? { contextWindowAssumed: true } : {}),
+      ...(endpoint.from === 'assumed' ? { contextWindowAssumed: true } : {}),
+      ...(defaultMaxTokens !== undefined ? { defaultMaxTokens } : {}),
       ...hooks,
       ...(policy !== undefined
         ? {
@@ -167,35 +185,59 @@ async function startWorkerMcp(
 
 /**
  * The configured model's context window: DH_CONTEXT_WINDOW, a built-in model's listed one, what a generic
- * endpoint reports (asked once, here), or the generic fallback — `assumed`, with one line saying why.
+ * endpoint reports, or the generic fallback — `assumed`, with one line saying why. A generic endpoint is also
+ * asked which models it serves (`served`; undefined when it has no list): both in one round of probes, here.
  */
-async function contextWindowOf(
+async function endpointOf(
   config: WorkerConfig,
   profile: ProviderProfile,
   apiKey: string | undefined,
   log: Logger,
-): Promise<{ tokens: number | undefined; from: 'configured' | 'discovered' | 'assumed' }> {
+): Promise<{
+  tokens: number | undefined;
+  from: 'configured' | 'discovered' | 'assumed';
+  served?: readonly ServedModel[] | undefined;
+}> {
   const listed = modelEntry(profile, config.model)?.contextWindow;
-  if (listed === undefined || config.contextWindow !== undefined || isBuiltinProvider(config.provider)) {
-    return { tokens: listed, from: 'configured' };
-  }
-  const found = await discoverContextWindow({
+  if (listed === undefined || isBuiltinProvider(config.provider)) return { tokens: listed, from: 'configured' };
+  const askWindow = config.contextWindow === undefined;
+  const found = await discoverEndpoint({
     baseURL: profile.baseURL,
     model: config.model,
+    askWindow,
     ...(apiKey !== undefined ? { apiKey } : {}),
   });
-  if (found.tokens !== undefined) {
-    log.info(`context window of "${config.model}": ${found.tokens} tokens (${found.source})`, {
-      contextWindow: found.tokens,
+  const served = found.served.models;
+  if (served !== undefined) {
+    log.info(`models served (${found.served.source}): ${served.map(modelLine).join(', ') || 'none'}`, {
+      servedModels: served.length,
     });
-    return { tokens: found.tokens, from: 'discovered' };
+  } else {
+    log.info(
+      `no model list from ${profile.baseURL} (${found.served.reason}): any model a request names is sent, ` +
+        `one other than "${config.model}" with a ${GENERIC_CONTEXT_WINDOW}-token window`,
+      { servedModels: null },
+    );
+  }
+  const window = found.window;
+  if (window === null) return { tokens: listed, from: 'configured', served };
+  if (window.tokens !== undefined) {
+    log.info(`context window of "${config.model}": ${window.tokens} tokens (${window.source})`, {
+      contextWindow: window.tokens,
+    });
+    return { tokens: window.tokens, from: 'discovered', served };
   }
   log.warn(
-    `context window of "${config.model}" not reported by ${profile.baseURL} (${found.reason}); ` +
+    `context window of "${config.model}" not reported by ${profile.baseURL} (${window.reason}); ` +
       `assuming ${listed} tokens: set DH_CONTEXT_WINDOW to the server's real one`,
     { contextWindow: listed },
   );
-  return { tokens: listed, from: 'assumed' };
+  return { tokens: listed, from: 'assumed', served };
+}
+
+/** A served model as the start-up line names it: its id, and its window when the server reported one. */
+function modelLine(model: ServedModel): string {
+  return model.contextWindow !== undefined ? `${model.id} (${model.contextWindow} tokens)` : model.id;
 }
 
 /** A policy whose LLM evaluator cannot be built (its key variable unset) stops the start, naming the file. */

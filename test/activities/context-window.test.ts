@@ -2,9 +2,9 @@
 // except that a worker which only assumes the generic fallback keeps what the session already recorded;
 // pressure reads the header's record first and the profile only for headers written before it.
 import { describe, expect, it } from 'vitest';
-import { headerContextWindow, withContextWindow } from '../../src/activities/context-window.js';
+import { headerContextWindow, withContextWindow, withDefaultMaxTokens } from '../../src/activities/context-window.js';
 import type { SessionRuntime } from '../../src/activities/session-runtime.js';
-import { genericModel } from '../../src/config/worker-profile.js';
+import { genericMaxTokens, genericModel } from '../../src/config/worker-profile.js';
 import type { RequestHeader } from '../../src/core/index.js';
 import { genericProfile } from '../../src/providers/provider-profiles.js';
 
@@ -42,6 +42,37 @@ describe('the window a header records', () => {
 
   it('a model the profile refuses gets none', () => {
     expect(withContextWindow(runtime(false), header('unknown'), undefined)).toEqual(header('unknown'));
+  });
+});
+
+describe('the output limit a header records', () => {
+  const withDefault = { profile, defaultMaxTokens: genericMaxTokens } as unknown as SessionRuntime;
+  /** What nextHeader records for a composed header: its model's window, then that window's default limit. */
+  const recorded = (composed: RequestHeader) =>
+    withDefaultMaxTokens(withDefault, withContextWindow(withDefault, composed, undefined));
+
+  it('is the default of the window of the model the header names, whichever model a plugin switched to', () => {
+    expect(recorded(header('local')).config.maxTokens).toBe(4096);
+    expect(recorded(header('other')).config.maxTokens).toBe(4096);
+    const small = genericProfile({
+      name: 'llama',
+      baseURL: 'http://127.0.0.1:8080/v1',
+      models: [genericModel('local'), genericModel('small', 6000)],
+    });
+    const runtime = { profile: small, defaultMaxTokens: genericMaxTokens } as unknown as SessionRuntime;
+    const switched = withDefaultMaxTokens(
+      runtime,
+      withContextWindow(runtime, header('small'), header('local', 128_000)),
+    );
+    expect(switched).toEqual({ config: { provider: 'llama', model: 'small', maxTokens: 1500 }, contextWindow: 6000 });
+  });
+
+  it('a limit the config sets (DH_MAX_TOKENS, a plugin) is kept; a worker without a default adds none', () => {
+    const set: RequestHeader = { config: { provider: 'llama', model: 'other', maxTokens: 777 } };
+    expect(recorded(set).config.maxTokens).toBe(777);
+    expect(withDefaultMaxTokens(runtime(false), header('other', 32_768)).config.maxTokens).toBeUndefined();
+    // No window (a model the profile refuses): nothing to derive a limit from; the request is refused anyway.
+    expect(recorded(header('unknown'))).toEqual(header('unknown'));
   });
 });
 

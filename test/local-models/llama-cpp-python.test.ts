@@ -1,9 +1,9 @@
 // The real stack against a real local inference server: llama-cpp-python's `python -m llama_cpp.server`
 // with SmolLM2-135M-Instruct, installed by the test setup. `dh worker` and `dh run` as a user runs them,
-// keyless, greedy (DH_TEMPERATURE=0): a turn streams and audits clean, a length cut, an interrupt
-// mid-stream, the server killed mid-stream and restarted, a context overflow that compacts and carries on
-// (this server refuses a streamed over-long prompt with an empty 200), and a tool call whose result goes
-// back to the model (llama-cpp-python calls tools automatically only on non-streamed requests).
+// keyless, greedy (DH_TEMPERATURE=0): the worker learns the served models, a turn streams and audits clean,
+// a length cut, an interrupt mid-stream, the server killed mid-stream and restarted, a context overflow that
+// compacts and carries on (this server refuses a streamed over-long prompt with an empty 200), and a tool call
+// whose result goes back to the model (llama-cpp-python calls tools automatically only on non-streamed requests).
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EventOf, SessionEvent } from '../../src/core/index.js';
@@ -99,6 +99,10 @@ describe('llama-cpp-python: streaming turns', () => {
     local = await startLocalStack({ nCtx: 2048 }, { DH_CONTEXT_WINDOW: '2048', DH_MAX_TOKENS: '1500' });
   }, 300_000);
   afterAll(() => local?.stop());
+
+  it('the worker learnt the models the server serves (GET /v1/models: its alias, no window)', () => {
+    expect(local.worker.stderr()).toContain(`models served (GET ${local.server.baseURL}/models): ${LOCAL_MODEL}"`);
+  });
 
   it('a turn streams, completes and audits clean (this server streams no usage)', async () => {
     const run = spawnDh(['run', 'Say hello in one short sentence.'], local.stack.env);

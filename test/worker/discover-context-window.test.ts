@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { discoverContextWindow } from '../../src/worker/discover-context-window.js';
+import { discoverContextWindow, discoverEndpoint } from '../../src/worker/discover-context-window.js';
 
 interface Seen {
   readonly method: string;
@@ -165,5 +165,53 @@ describe('context window discovery', () => {
     expect('reason' in found ? found.reason : '').toMatch(
       /GET http:\/\/127\.0\.0\.1:\d+\/v1\/models: fetch failed \(.*ECONNREFUSED/,
     );
+  });
+});
+
+describe('the models an endpoint serves', () => {
+  const vllmModels = () => ({
+    status: 200,
+    json: {
+      object: 'list',
+      data: [
+        { id: 'Qwen/Qwen3-8B', object: 'model', owned_by: 'vllm', max_model_len: 40960 },
+        { id: 'Qwen/Qwen3-0.6B', object: 'model', owned_by: 'vllm' },
+      ],
+    },
+  });
+
+  it('are listed with the window each entry reports, from the same GET as the window', async () => {
+    const { baseURL, seen } = await serve({ 'GET /v1/models': vllmModels });
+    const found = await discoverEndpoint({ baseURL, model: 'Qwen/Qwen3-8B' });
+    expect(found).toEqual({
+      served: {
+        models: [{ id: 'Qwen/Qwen3-8B', contextWindow: 40960 }, { id: 'Qwen/Qwen3-0.6B' }],
+        source: `GET ${baseURL}/models`,
+      },
+      window: { tokens: 40960, source: `GET ${baseURL}/models data[id=Qwen/Qwen3-8B].max_model_len` },
+    });
+    expect(seen.map((s) => `${s.method} ${s.path}`)).toEqual(['GET /v1/models']);
+  });
+
+  it('with the window configured, only the list is asked', async () => {
+    const { baseURL, seen } = await serve({ 'GET /v1/models': vllmModels });
+    const found = await discoverEndpoint({ baseURL, model: 'elsewhere', askWindow: false });
+    expect(found.window).toBeNull();
+    expect(found.served.models?.map((m) => m.id)).toEqual(['Qwen/Qwen3-8B', 'Qwen/Qwen3-0.6B']);
+    expect(seen.map((s) => `${s.method} ${s.path}`)).toEqual(['GET /v1/models']);
+  });
+
+  it('an endpoint without a model list: the reason says why, and the window probes still run', async () => {
+    const { baseURL } = await serve({
+      'GET /props': () => ({ status: 200, json: { default_generation_settings: { n_ctx: 4096 } } }),
+    });
+    const found = await discoverEndpoint({ baseURL, model: 'm' });
+    expect(found.served).toEqual({ models: undefined, reason: `GET ${baseURL}/models: HTTP 404` });
+    expect(found.window?.tokens).toBe(4096);
+    const { baseURL: odd } = await serve({ 'GET /v1/models': () => ({ status: 200, json: { models: [] } }) });
+    expect((await discoverEndpoint({ baseURL: odd, model: 'm', askWindow: false })).served).toEqual({
+      models: undefined,
+      reason: `GET ${odd}/models: not a model list`,
+    });
   });
 });

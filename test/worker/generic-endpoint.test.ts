@@ -1,6 +1,6 @@
 // A generic OpenAI-compatible endpoint through the real worker (startWorker, configured from DH_*
 // variables) on the run's Temporal server: the context window it discovers from a server that answers
-// GET /v1/models as llama.cpp does, or DH_CONTEXT_WINDOW without asking; the max_tokens it records and
+// GET /v1/models as llama.cpp does, or DH_CONTEXT_WINDOW without probing for it; the max_tokens it records and
 // sends; the window driving compaction pressure; and a length-cut answer ending its turn `truncated`.
 // Chat completions go through the llama.cpp stand-in to the scripted provider.
 import { createServer, request, type Server } from 'node:http';
@@ -237,8 +237,9 @@ describe('a generic endpoint through the real worker', () => {
     });
     afterAll(async () => w?.stop());
 
-    it('records both (and DH_TEMPERATURE) without asking the server, and sends them', async () => {
-      expect(llama.modelsAsked).toBe(asked);
+    it('records both (and DH_TEMPERATURE) asking the server only its model list, and sends them', async () => {
+      expect(llama.modelsAsked).toBe(asked + 1);
+      expect(provider.requests().filter((r) => r.path === '/props' || r.path === '/api/show')).toEqual([]);
       await w.sessions.followup(CONFIGURED, 'hello, configured', { start: true });
       const events = await waitForTurnEnd(w.store, CONFIGURED, 1);
       const [header] = ofType(events, 'request/header');

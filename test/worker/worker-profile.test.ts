@@ -6,10 +6,12 @@ import { readWorkerConfig } from '../../src/config/worker-config.js';
 import {
   GENERIC_CONTEXT_WINDOW,
   GENERIC_MAX_TOKENS,
+  genericMaxTokens,
   workerMaxTokens,
   workerProfile,
 } from '../../src/config/worker-profile.js';
 import { DhError } from '../../src/core/index.js';
+import { modelInfo } from '../../src/providers/provider-profiles.js';
 
 const generic = (extra: NodeJS.ProcessEnv = {}) =>
   readWorkerConfig({
@@ -107,7 +109,36 @@ describe('the worker profile', () => {
       { id: 'local', contextWindow: GENERIC_CONTEXT_WINDOW, vision: false, thinking: 'none' },
     ]);
     expect(workerProfile(generic({ DH_CONTEXT_WINDOW: '16384' })).models[0]?.contextWindow).toBe(16384);
-    expect(workerProfile(generic(), 8192).models[0]?.contextWindow).toBe(8192);
+    expect(workerProfile(generic(), { contextWindow: 8192 }).models[0]?.contextWindow).toBe(8192);
+  });
+
+  it('a generic endpoint with a model list: each served model with its reported window, others refused', () => {
+    const profile = workerProfile(generic({ DH_CONTEXT_WINDOW: '16384' }), {
+      served: [{ id: 'local' }, { id: 'large', contextWindow: 32_768 }, { id: 'tiny' }],
+    });
+    expect(profile.models).toEqual([
+      { id: 'local', contextWindow: 16_384, vision: false, thinking: 'none' },
+      { id: 'large', contextWindow: 32_768, vision: false, thinking: 'none' },
+      { id: 'tiny', contextWindow: GENERIC_CONTEXT_WINDOW, vision: false, thinking: 'none' },
+    ]);
+    expect(modelInfo(profile, 'large').contextWindow).toBe(32_768);
+    expect(() => modelInfo(profile, 'huge')).toThrow(
+      'model "huge" is not in profile "llama" (known: local, large, tiny)',
+    );
+    // The configured model is always accepted: llama.cpp lists its one model under its file name, and answers any.
+    const llama = workerProfile(generic(), { served: [{ id: 'models/qwen.gguf', contextWindow: 8192 }] });
+    expect(llama.models.map((m) => m.id)).toEqual(['local', 'models/qwen.gguf']);
+  });
+
+  it('a generic endpoint without a model list (or the offline profile) accepts any model with the generic window', () => {
+    for (const profile of [workerProfile(generic()), workerProfile(generic(), { served: undefined })]) {
+      expect(modelInfo(profile, 'anything')).toEqual({
+        id: 'anything',
+        contextWindow: GENERIC_CONTEXT_WINDOW,
+        vision: false,
+        thinking: 'none',
+      });
+    }
   });
 
   it('a built-in model keeps its listed window unless DH_CONTEXT_WINDOW says otherwise', () => {
@@ -121,11 +152,17 @@ describe('the worker profile', () => {
     // A model the profile refuses stays refused (at the first call), window or not.
     const unknown = readWorkerConfig({ DH_PROVIDER: 'deepseek', DH_MODEL: 'no-such-model', DH_CONTEXT_WINDOW: '9000' });
     expect(workerProfile(unknown).models.some((m) => m.id === 'no-such-model')).toBe(false);
+    expect(() => modelInfo(workerProfile(deepseek), 'no-such-model')).toThrow(/not in profile "deepseek"/);
+    // OpenAI ships many ids: one it does not list is assumed text-only with 128K, as before.
+    const openai = workerProfile(readWorkerConfig({ DH_PROVIDER: 'openai' }));
+    expect(modelInfo(openai, 'gpt-9')).toMatchObject({ contextWindow: 128_000, vision: false });
   });
 });
 
 describe('the max_tokens a worker records', () => {
   it(`a generic endpoint: ${GENERIC_MAX_TOKENS}, or a quarter of a small window`, () => {
+    expect(genericMaxTokens(GENERIC_CONTEXT_WINDOW)).toBe(GENERIC_MAX_TOKENS);
+    expect(genericMaxTokens(8192)).toBe(2048);
     expect(workerMaxTokens(generic(), GENERIC_CONTEXT_WINDOW)).toBe(GENERIC_MAX_TOKENS);
     expect(workerMaxTokens(generic(), 8192)).toBe(2048);
     expect(workerMaxTokens(generic(), 1000)).toBe(250);
