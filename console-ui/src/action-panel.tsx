@@ -1,14 +1,9 @@
 // What an operator can do to a session: send a followup / steer / inject, interrupt, approve or deny the
 // waiting tool call (shown by its short id; "Approve & remember" approves every later call of its tool in the
-// session too), compact, fork at a seq. Each error is shown exactly as the API returned it.
+// session too), compact. (A fork starts from the conversation: each ended turn has its button.) Each error is
+// shown exactly as the API returned it.
 import { useState } from 'preact/hooks';
-import type {
-  Accepted,
-  ApprovalRequest,
-  ForkResponse,
-  MessageRequest,
-  SessionDetail,
-} from '../../src/console/console-api.js';
+import type { Accepted, ApprovalRequest, MessageRequest, SessionDetail } from '../../src/console/console-api.js';
 import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
 import { apiPost, describeError, routePath } from './api-client.js';
 
@@ -19,15 +14,14 @@ const APPROVAL_BUTTONS: readonly { label: string; what: string; body: ApprovalRe
   { label: 'Approve & remember', what: 'approve and remember', body: { decision: 'approve', remember: 'tool' } },
 ];
 
-export function ActionPanel(props: { detail: SessionDetail; onDone: () => void; onForked: (id: string) => void }) {
+export function ActionPanel(props: { detail: SessionDetail; onDone: () => void }) {
   const id = props.detail.sessionId;
   const [kind, setKind] = useState<MessageRequest['kind']>('followup');
   const [content, setContent] = useState('');
-  const [forkAt, setForkAt] = useState('');
   const [result, setResult] = useState<{ ok: boolean; text: string } | null>(null);
   const pending = props.detail.state?.pendingApproval ?? null;
 
-  const act = (what: string, run: () => Promise<unknown>, after?: (value: unknown) => void): void => {
+  const act = (what: string, run: () => Promise<unknown>, after?: () => void): void => {
     setResult(null);
     run().then(
       (value) => {
@@ -37,7 +31,7 @@ export function ActionPanel(props: { detail: SessionDetail; onDone: () => void; 
             ? { ok: false, text: `${what}: accepted, but ${warning.message}` }
             : { ok: true, text: `${what}: accepted` },
         );
-        after?.(value);
+        after?.();
         props.onDone();
       },
       (e: unknown) => setResult({ ok: false, text: describeError(e) }),
@@ -105,21 +99,6 @@ export function ActionPanel(props: { detail: SessionDetail; onDone: () => void; 
           ))}
         </div>
       )}
-      <form
-        onSubmit={(e) => {
-          e.preventDefault();
-          act(
-            'fork',
-            () => post<ForkResponse>(CONSOLE_ROUTES.fork, { atSeq: Number(forkAt) }),
-            (v) => props.onForked((v as ForkResponse).sessionId),
-          );
-        }}
-      >
-        <label>
-          Fork at seq <input type="number" min={0} value={forkAt} onInput={(e) => setForkAt(e.currentTarget.value)} />
-        </label>{' '}
-        <button type="submit">Fork</button>
-      </form>
       {result !== null && (
         <p role={result.ok ? 'status' : 'alert'} aria-label="Action result" class={result.ok ? 'ok' : 'bad'}>
           {result.text}

@@ -1,7 +1,7 @@
 // Calls the console API with the bearer token; a failure keeps the API's own `{error:{code,message}}`
 // so the page can show it exactly as the server said it.
 import type { ApiError } from '../../src/console/console-api.js';
-import { readToken } from './token-store.js';
+import { noteTokenRequired, readToken } from './token-store.js';
 
 export class ApiFailure extends Error {
   constructor(
@@ -30,6 +30,7 @@ export function authHeaders(): Record<string, string> {
 async function call<T>(path: string, init: RequestInit): Promise<T> {
   // Relative to the page: the app may be served under a prefix.
   const response = await fetch(`.${path}`, { ...init, headers: { ...authHeaders(), ...init.headers } });
+  if (response.status === 401) noteTokenRequired();
   const text = await response.text();
   let body: unknown = null;
   try {

@@ -1,7 +1,8 @@
-// The console's page: the token field, the session list, and the selected session. Where the page is lives in
-// the address (hash-route.ts): a reload, a bookmark or a shared link opens the same session and step again.
+// The console's page: the token field (once the server has asked for one), the session list, and the selected
+// session. Where the page is lives in the address (hash-route.ts): a reload, a bookmark or a shared link opens
+// the same session and step again.
 import { useEffect, useState } from 'preact/hooks';
-import { readToken, saveToken } from './token-store.js';
+import { onTokenRequired, readToken, saveToken, tokenRequired } from './token-store.js';
 import { SessionListView } from './session-list.js';
 import { SessionView } from './session-view.js';
 import { EvalView } from './eval-view.js';
@@ -9,6 +10,10 @@ import { parseHashRoute, showRoute, type HashRoute } from './hash-route.js';
 
 export function App() {
   const [token, setToken] = useState(readToken);
+  // On loopback the server takes no token: the field shows only after it refused a request for want of one
+  // (or when a token came with the link, so it can be corrected).
+  const [askToken, setAskToken] = useState(() => tokenRequired() || token !== '');
+  useEffect(() => onTokenRequired(() => setAskToken(true)), []);
   const [route, setRoute] = useState<HashRoute>(() => parseHashRoute(location.hash));
   // Counts navigations, so following the same step's link again scrolls to it again.
   const [nonce, setNonce] = useState(0);
@@ -32,20 +37,22 @@ export function App() {
       <header class="top">
         <h1>durable-harness console</h1>
         {/* A form, so the password field is where browsers expect it; submitting does nothing. */}
-        <form onSubmit={(e) => e.preventDefault()}>
-          <label>
-            Bearer token{' '}
-            <input
-              type="password"
-              autoComplete="off"
-              value={token}
-              onInput={(e) => {
-                setToken(e.currentTarget.value);
-                saveToken(e.currentTarget.value);
-              }}
-            />
-          </label>
-        </form>
+        {askToken && (
+          <form onSubmit={(e) => e.preventDefault()}>
+            <label>
+              Bearer token{' '}
+              <input
+                type="password"
+                autoComplete="off"
+                value={token}
+                onInput={(e) => {
+                  setToken(e.currentTarget.value);
+                  saveToken(e.currentTarget.value);
+                }}
+              />
+            </label>
+          </form>
+        )}
         <form
           aria-label="Open an eval run"
           onSubmit={(e) => {
@@ -61,7 +68,7 @@ export function App() {
       </header>
       {evalRun !== null && <EvalView key={evalRun} runId={evalRun} onClose={() => setEvalRun(null)} />}
       <div class="layout">
-        <SessionListView selected={route.sessionId} onSelect={select} />
+        <SessionListView selected={route.sessionId} />
         {route.sessionId !== null && (
           <SessionView
             key={route.sessionId}

@@ -1,12 +1,15 @@
 // A session's timeline as a conversation: turn dividers, each model step as a card (see step-card.tsx), and
 // between them what happened outside any step: compactions as a divider, how each turn ended, where a
-// subagent or a fork came from. Queue bookkeeping (inbox events) shows only among the raw events.
+// subagent or a fork came from; at the end, the answer streaming now. Queue bookkeeping (inbox events) shows
+// only among the raw events.
 import { Fragment, type JSX } from 'preact';
 import type { Timeline, TimelineStep } from '../../src/console/console-api.js';
 import type { EventOf, SessionEvent } from '../../src/core/index.js';
 import { EventLine } from './event-line.js';
 import { grouped } from './format.js';
 import { routeHash, stepKey, type StepRef } from './hash-route.js';
+import { LiveAnswer } from './live-answer.js';
+import type { LiveStep } from './live-resume.js';
 import { StepCard } from './step-card.js';
 
 type Block =
@@ -117,10 +120,24 @@ export interface ConversationProps {
   readonly onFocus: (step: StepRef) => void;
   readonly register: (key: string, element: HTMLElement | null) => void;
   readonly request: (step: StepRef) => JSX.Element;
+  /** The step streaming its answer now, if any. */
+  readonly live: LiveStep | null;
+  readonly onForked: (sessionId: string) => void;
+}
+
+/** Where a fork may start after each ended turn: the seq right after its `turn/end`. */
+function forkPoints(events: readonly SessionEvent[]): Map<number, number> {
+  const points = new Map<number, number>();
+  for (const e of events) if (e.type === 'turn/end') points.set(e.turn, e.seq + 1);
+  return points;
 }
 
 export function ConversationView(props: ConversationProps) {
   const blocks = conversationBlocks(props.timeline, props.events);
+  const forks = forkPoints(props.events);
+  const lastStep = new Map(props.timeline.turns.map((t) => [t.turn, t.steps.at(-1)?.step]));
+  const live = props.live;
+  const liveHasCard = live !== null && blocks.some((b) => b.kind === 'step' && stepKey(b.step) === stepKey(live));
   return (
     <div class="conversation">
       {blocks.map((b) => {
@@ -150,11 +167,16 @@ export function ConversationView(props: ConversationProps) {
             onToggleRequest={() => props.onToggleRequest(ref)}
             onFocus={() => props.onFocus(ref)}
             register={(el) => props.register(key, el)}
+            live={live !== null && stepKey(live) === key ? live : null}
+            forkAt={lastStep.get(ref.turn) === ref.step ? (forks.get(ref.turn) ?? null) : null}
+            onForked={props.onForked}
           >
             {isOpen ? props.request(ref) : null}
           </StepCard>
         );
       })}
+      {/* Streaming before its step is in the timeline: at the end, where it will stand. */}
+      {live !== null && !liveHasCard && <LiveAnswer step={live} />}
     </div>
   );
 }

@@ -1,11 +1,12 @@
 // What the session's steps cost per model (by the worker's pricing table, as logged with each answer), with
-// the tokens behind it and the cache-read share; steps of a model the worker had no price for say so.
+// the tokens behind it and the cache-read share; steps of a model the worker had no price for say so. On a
+// phone each model is a block of labelled figures (the `stacks` table, styles.css).
 import type { ModelCost } from '../../src/console/console-api.js';
-import { grouped, percent, usd } from './format.js';
+import { grouped, NONE, percent, plural, price, usd } from './format.js';
 
 function costText(m: ModelCost): string {
-  if (m.usd === null) return m.unpricedSteps > 0 ? 'no price' : '–';
-  return m.unpricedSteps > 0 ? `${usd(m.usd)} (+${m.unpricedSteps} unpriced)` : usd(m.usd);
+  if (m.usd === null) return m.unpricedSteps > 0 ? price(null) : NONE;
+  return m.unpricedSteps > 0 ? `${usd(m.usd)} (+${plural(m.unpricedSteps, 'step')} with no price)` : usd(m.usd);
 }
 
 export function CostByModel(props: { models: readonly ModelCost[] }) {
@@ -13,7 +14,7 @@ export function CostByModel(props: { models: readonly ModelCost[] }) {
   const priced = props.models.filter((m) => m.usd !== null);
   const total = priced.reduce((sum, m) => sum + (m.usd ?? 0), 0);
   return (
-    <table class="cost-by-model" aria-label="Cost by model">
+    <table class="cost-by-model stacks" aria-label="Cost by model">
       <thead>
         <tr>
           <th>Model</th>
@@ -29,15 +30,23 @@ export function CostByModel(props: { models: readonly ModelCost[] }) {
         {props.models.map((m) => (
           <tr key={m.model}>
             <td title={m.model}>{m.model}</td>
-            <td>{m.steps}</td>
-            <td>{grouped(m.usage.inputUncached)}</td>
-            <td>{grouped(m.usage.cacheRead)}</td>
-            <td>{grouped(m.usage.output)}</td>
-            <td>
+            <td data-label="Steps">{m.steps}</td>
+            <td data-label="Input" title={`${grouped(m.usage.inputUncached)} input tokens not from the cache`}>
+              {grouped(m.usage.inputUncached)}
+            </td>
+            <td data-label="Cached" title={`${grouped(m.usage.cacheRead)} input tokens read from the cache`}>
+              {grouped(m.usage.cacheRead)}
+            </td>
+            <td data-label="Output" title={`${grouped(m.usage.output)} output tokens`}>
+              {grouped(m.usage.output)}
+            </td>
+            <td data-label="Cache read">
               <span class="share-bar" style={{ width: `${Math.round((m.cacheReadShare ?? 0) * 100)}%` }} />
               {percent(m.cacheReadShare)}
             </td>
-            <td>{costText(m)}</td>
+            <td data-label="Cost" title={costText(m)}>
+              {costText(m)}
+            </td>
           </tr>
         ))}
       </tbody>
@@ -45,9 +54,9 @@ export function CostByModel(props: { models: readonly ModelCost[] }) {
         <tfoot>
           <tr>
             <td>All models</td>
-            <td>{props.models.reduce((n, m) => n + m.steps, 0)}</td>
+            <td data-label="Steps">{props.models.reduce((n, m) => n + m.steps, 0)}</td>
             <td colSpan={4} />
-            <td>{priced.length > 0 ? usd(total) : '–'}</td>
+            <td data-label="Cost">{priced.length > 0 ? usd(total) : price(null)}</td>
           </tr>
         </tfoot>
       )}

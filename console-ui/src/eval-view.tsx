@@ -1,6 +1,7 @@
 // A `dh eval` run in the console: its progress while it runs; once done, the totals, cost and latency per step
 // (recorded vs candidate), and per step the two answers side by side, the diff of their tool calls, the judges,
-// and the request both saw (the recorded one; the candidate differs only by the declared change).
+// and the request both saw (the recorded one; the candidate differs only by the declared change). A missing
+// value reads "—" and an unpriced cost "no price", as on the session page.
 import { useState } from 'preact/hooks';
 import { BarController, BarElement, CategoryScale, Chart, Legend, LinearScale, Tooltip } from 'chart.js';
 import type { EvalRunView } from '../../src/console/console-api.js';
@@ -8,6 +9,9 @@ import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
 import type { EvalStepReport } from '../../src/eval/eval-report.js';
 import type { AnswerFacts } from '../../src/eval/step-diff.js';
 import { apiGet, routePath } from './api-client.js';
+import { clip, duration, NONE, plural, price, usd } from './format.js';
+import { routeHash } from './hash-route.js';
+import { StatusBadge } from './status-badge.js';
 import { StepRequestView } from './step-request-view.js';
 import { usePolling } from './use-polling.js';
 import { useEffect, useRef } from 'preact/hooks';
@@ -30,11 +34,16 @@ export function EvalView(props: { runId: string; onClose: () => void }) {
       {v === null && run.error === null && <p>Loading…</p>}
       {v !== null && v.progress !== null && (
         <p role="status">
-          {v.status}: {v.progress.done}/{v.progress.total} steps done ({v.progress.answered} answered,{' '}
-          {v.progress.skipped} skipped, {v.progress.failed} failed), ${v.progress.spentUsd.toFixed(6)} spent
+          <StatusBadge status={v.status} /> {v.progress.done} of {plural(v.progress.total, 'step')} done (
+          {v.progress.answered} answered, {v.progress.skipped} skipped, {v.progress.failed} failed),{' '}
+          {usd(v.progress.spentUsd)} spent
         </p>
       )}
-      {v !== null && v.report === null && v.progress === null && <p role="status">The run is {v.status}.</p>}
+      {v !== null && v.report === null && v.progress === null && (
+        <p role="status">
+          The run is <StatusBadge status={v.status} />
+        </p>
+      )}
       {v?.report != null && <EvalReportView report={v.report} />}
     </section>
   );
@@ -44,6 +53,9 @@ function EvalReportView(props: { report: NonNullable<EvalRunView['report']> }) {
   const r = props.report;
   const [open, setOpen] = useState<number | null>(null);
   const t = r.totals;
+  // A side no step of which had a price says so, rather than summing to $0.
+  const pricedSource = r.steps.some((s) => s.source?.costUsd != null);
+  const pricedCandidate = r.steps.some((s) => s.candidate?.costUsd != null);
   return (
     <>
       <dl class="facts" aria-label="Eval totals">
@@ -65,21 +77,22 @@ function EvalReportView(props: { report: NonNullable<EvalRunView['report']> }) {
           {t.steps}
         </dd>
         <dt>Cost</dt>
-        <dd>
-          ${t.costUsd.source.toFixed(6)} → ${t.costUsd.candidate.toFixed(6)}
+        <dd data-testid="eval-cost">
+          {price(pricedSource ? t.costUsd.source : null)} → {price(pricedCandidate ? t.costUsd.candidate : null)}
         </dd>
         {r.judges.map((j) => (
           <>
             <dt>Judge {j.judge}</dt>
             <dd>
-              mean {j.mean === null ? '-' : j.mean.toFixed(2)} over {j.scored}
+              mean {j.mean === null ? NONE : j.mean.toFixed(2)} over {plural(j.scored, 'step')}
               {j.errors > 0 ? `, ${j.errors} errors` : ''}
             </dd>
           </>
         ))}
       </dl>
       <EvalCharts steps={r.steps} />
-      <table class="eval-steps" aria-label="Eval steps">
+      <h3>Each step</h3>
+      <table class="eval-steps stacks" aria-label="Eval steps">
         <thead>
           <tr>
             <th>Session</th>
@@ -92,31 +105,45 @@ function EvalReportView(props: { report: NonNullable<EvalRunView['report']> }) {
           </tr>
         </thead>
         <tbody>
-          {r.steps.map((s, i) => (
-            <tr key={s.outcome.target.evalSessionId} class={open === i ? 'selected' : ''}>
-              <td>
-                <button type="button" onClick={() => setOpen(open === i ? null : i)}>
-                  {s.outcome.target.sourceSessionId}
-                </button>
-              </td>
-              <td>
-                {s.outcome.target.turn}.{s.outcome.target.step}
-              </td>
-              <td>{s.outcome.status}</td>
-              <td>{s.diff === null ? '-' : s.diff.textEqual ? 'equal' : s.diff.textSimilarity.toFixed(2)}</td>
-              <td>{s.diff === null ? '-' : s.diff.toolCalls.map((c) => c.verdict).join(', ') || 'none'}</td>
-              <td>
-                {s.diff === null
-                  ? '-'
-                  : `${String(s.diff.finishReason.source)} → ${String(s.diff.finishReason.candidate)}`}
-              </td>
-              <td>
-                {(s.outcome.judges ?? [])
-                  .map((j) => `${j.judge} ${j.score === null ? 'error' : j.score.toFixed(2)}`)
-                  .join(', ')}
-              </td>
-            </tr>
-          ))}
+          {r.steps.map((s, i) => {
+            const { sourceSessionId: id, turn, step } = s.outcome.target;
+            const judges = (s.outcome.judges ?? []).map(
+              (j) => `${j.judge} ${j.score === null ? 'error' : j.score.toFixed(2)}`,
+            );
+            return (
+              <tr key={s.outcome.target.evalSessionId} class={open === i ? 'selected' : ''}>
+                <td class="eval-session" title={id}>
+                  <a href={routeHash({ sessionId: id, step: { turn, step } })}>{id}</a>
+                </td>
+                <td data-label="Step">
+                  <button
+                    type="button"
+                    aria-expanded={open === i}
+                    aria-label={`Compare ${id} step ${turn}.${step}`}
+                    title="the two answers side by side"
+                    onClick={() => setOpen(open === i ? null : i)}
+                  >
+                    {turn}.{step}
+                  </button>
+                </td>
+                <td data-label="Status">
+                  <StatusBadge status={s.outcome.status} />
+                </td>
+                <td data-label="Text">
+                  {s.diff === null ? NONE : s.diff.textEqual ? 'equal' : `${s.diff.textSimilarity.toFixed(2)} alike`}
+                </td>
+                <td data-label="Tool calls">
+                  {s.diff === null ? NONE : s.diff.toolCalls.map((c) => c.verdict).join(', ') || 'none'}
+                </td>
+                <td data-label="Finish">
+                  {s.diff === null
+                    ? NONE
+                    : `${s.diff.finishReason.source ?? NONE} → ${s.diff.finishReason.candidate ?? NONE}`}
+                </td>
+                <td data-label="Judges">{judges.length > 0 ? judges.join(', ') : NONE}</td>
+              </tr>
+            );
+          })}
         </tbody>
       </table>
       {open !== null && r.steps[open] !== undefined && <EvalStepDetail step={r.steps[open]} />}
@@ -140,10 +167,10 @@ function EvalStepDetail(props: { step: EvalStepReport }) {
         <Answer title="Candidate" answer={candidate} />
       </div>
       {diff !== null && diff.toolCalls.length > 0 && (
-        <table aria-label="Tool call diff">
+        <table class="stacks" aria-label="Tool call diff">
           <thead>
             <tr>
-              <th>#</th>
+              <th>Call</th>
               <th>Recorded</th>
               <th>Candidate</th>
               <th>Verdict</th>
@@ -152,10 +179,12 @@ function EvalStepDetail(props: { step: EvalStepReport }) {
           <tbody>
             {diff.toolCalls.map((c) => (
               <tr key={c.index}>
-                <td>{c.index}</td>
-                <td>{c.source === null ? '-' : `${c.source.name} ${c.source.arguments}`}</td>
-                <td>{c.candidate === null ? '-' : `${c.candidate.name} ${c.candidate.arguments}`}</td>
-                <td>
+                <td>call {c.index + 1}</td>
+                <td data-label="Recorded">{c.source === null ? NONE : `${c.source.name} ${c.source.arguments}`}</td>
+                <td data-label="Candidate">
+                  {c.candidate === null ? NONE : `${c.candidate.name} ${c.candidate.arguments}`}
+                </td>
+                <td data-label="Verdict">
                   {c.verdict}
                   {c.argumentPaths.length > 0 ? ` at ${c.argumentPaths.join(', ')}` : ''}
                 </td>
@@ -193,7 +222,7 @@ function Answer(props: { title: string; answer: AnswerFacts | null }) {
     <figure aria-label={`${props.title} answer`}>
       <figcaption>{props.title}</figcaption>
       {a === null ? (
-        <p>-</p>
+        <p>{NONE}</p>
       ) : (
         <>
           <pre>{a.content ?? '(no text)'}</pre>
@@ -208,9 +237,10 @@ function Answer(props: { title: string; answer: AnswerFacts | null }) {
               ))}
             </ul>
           )}
-          <p>
-            {a.finishReason ?? '-'} · {a.usage?.output ?? '-'} output tokens · {a.latencyMs ?? '-'} ms
-            {a.costUsd !== null ? ` · $${a.costUsd.toFixed(6)}` : ''}
+          <p class="muted">
+            finish: {a.finishReason ?? NONE} ·{' '}
+            {a.usage === null ? `${NONE} output tokens` : plural(a.usage.output, 'output token')} ·{' '}
+            {duration(a.latencyMs)} · {price(a.costUsd)}
           </p>
         </>
       )}
@@ -221,8 +251,9 @@ function Answer(props: { title: string; answer: AnswerFacts | null }) {
 /** Cost and latency per step, recorded next to candidate. */
 function EvalCharts(props: { steps: readonly EvalStepReport[] }) {
   const answered = props.steps.filter((s) => s.diff !== null);
+  // A chart's axis has no room for a long session id: its start, then the step.
   const labels = answered.map(
-    (s) => `${s.outcome.target.sourceSessionId} ${s.outcome.target.turn}.${s.outcome.target.step}`,
+    (s) => `${clip(s.outcome.target.sourceSessionId, 16)} ${s.outcome.target.turn}.${s.outcome.target.step}`,
   );
   const latency = useBarChart(
     labels,

@@ -1,7 +1,7 @@
 // A request's wire body drawn as the conversation the model received: each message with its role, its
 // text, the tool calls it made or the call it answers. The ones appended since the previous step are shown
 // whole and marked new; the shared prefix folds to a line each.
-import { clip } from './format.js';
+import { clip, plural } from './format.js';
 
 interface WireToolCall {
   readonly id?: unknown;
@@ -66,7 +66,7 @@ export function RequestMessages(props: { body: unknown; appended: number | null 
   return (
     <>
       <p class="muted">
-        Model <code>{String(body?.model)}</code> · {messages.length} messages
+        Model <code>{String(body?.model)}</code> · {plural(messages.length, 'message')}
         {tools.length > 0 ? ` · tools: ${tools.join(', ')}` : ' · no tools'}
       </p>
       <ol class="messages" start={0} aria-label="Request messages">
@@ -94,7 +94,9 @@ export function RequestMessages(props: { body: unknown; appended: number | null 
               ) : (
                 // Shared with the previous request: one line, the whole of it a click away.
                 <details class="shared-body">
-                  <summary>{clip(oneLine(text, m.tool_calls ?? []), 140)}</summary>
+                  <summary title={clip(oneLine(text, m.tool_calls ?? []), 1000)}>
+                    {clip(oneLine(text, m.tool_calls ?? []), 140)}
+                  </summary>
                   <MessageBody text={text} calls={m.tool_calls ?? []} />
                 </details>
               )}

@@ -1,32 +1,44 @@
 // What a session's log adds up to and what its workflow says (status from the `state` query), where it came
 // from and the subagents it started (as links), and the messages waiting in its queues.
 import type { SessionDetail, Timeline } from '../../src/console/console-api.js';
-import { grouped, percent, usd } from './format.js';
+import { grouped, percent, plural, price } from './format.js';
 import { routeHash } from './hash-route.js';
+import { StatusBadge } from './status-badge.js';
 
 const link = (sessionId: string) => routeHash({ sessionId, step: null });
 
 export function SessionFacts(props: { detail: SessionDetail; timeline: Timeline | null }) {
   const d = props.detail;
-  const priced = (props.timeline?.costByModel ?? []).filter((m) => m.usd !== null);
+  const models = props.timeline?.costByModel ?? [];
+  const priced = models.filter((m) => m.usd !== null);
+  const unpriced = models.reduce((n, m) => n + m.unpricedSteps, 0);
   return (
     <dl class="facts">
       <dt>Status</dt>
-      <dd data-testid="session-status">{d.state?.status ?? d.stateUnavailable ?? 'unknown'}</dd>
+      <dd>
+        {d.state !== null ? (
+          <StatusBadge status={d.state.status} testId="session-status" />
+        ) : (
+          <span data-testid="session-status">{d.stateUnavailable ?? 'unknown'}</span>
+        )}
+      </dd>
       <dt>Turns</dt>
       <dd>{d.turns}</dd>
-      <dt>Head</dt>
-      <dd>{d.head}</dd>
+      <dt>Log</dt>
+      <dd title="the events in the session's log">{plural(d.head, 'event')}</dd>
       <dt>Tokens in / cached / out</dt>
       <dd>
         {grouped(d.usage.inputUncached)} / {grouped(d.usage.cacheRead)} / {grouped(d.usage.output)}
       </dd>
       <dt>Cache read</dt>
       <dd>{percent(d.cacheReadShare)}</dd>
-      {priced.length > 0 && (
+      {(priced.length > 0 || unpriced > 0) && (
         <>
           <dt>Cost</dt>
-          <dd>{usd(priced.reduce((sum, m) => sum + (m.usd ?? 0), 0))}</dd>
+          <dd>
+            {price(priced.length > 0 ? priced.reduce((sum, m) => sum + (m.usd ?? 0), 0) : null)}
+            {priced.length > 0 && unpriced > 0 ? ` (and ${plural(unpriced, 'step')} with no price)` : ''}
+          </dd>
         </>
       )}
       {d.parentSessionId !== null && (

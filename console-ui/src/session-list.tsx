@@ -1,12 +1,15 @@
 // The session list: status, turns, tokens, cache-read share, last activity; filters (status, text, start
 // time), pages by the API's page token, and subagents under their parents with a toggle that folds them.
-// The table keeps to its column (fixed layout, cells cut with the whole value in a title).
+// The table keeps to its column (fixed layout, cells cut with the whole value in a title); on a phone each
+// session is two lines, its id across the width and its figures under it. Each id is a link to the session.
 import { useState } from 'preact/hooks';
 import type { SessionList, SessionListItem } from '../../src/console/console-api.js';
 import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
 import { apiGet } from './api-client.js';
 import { ago, compactNumber, fullTime, grouped, percent } from './format.js';
+import { routeHash } from './hash-route.js';
 import { DEFAULT_FILTERS, listQuery, SessionFilters, type ListFilters } from './session-filters.js';
+import { StatusBadge } from './status-badge.js';
 import { usePolling } from './use-polling.js';
 
 interface Row {
@@ -28,7 +31,7 @@ export function visibleRows(items: readonly SessionListItem[], folded: ReadonlyS
   return rows;
 }
 
-export function SessionListView(props: { selected: string | null; onSelect: (id: string) => void }) {
+export function SessionListView(props: { selected: string | null }) {
   const [filters, setFiltersState] = useState<ListFilters>(DEFAULT_FILTERS);
   // The tokens of the pages walked so far: the last one is the page shown (null: the first page).
   const [pages, setPages] = useState<readonly (string | null)[]>([null]);
@@ -53,7 +56,7 @@ export function SessionListView(props: { selected: string | null; onSelect: (id:
       <h2>Sessions</h2>
       <SessionFilters filters={filters} onChange={setFilters} />
       {list.error !== null && <p role="alert">{list.error}</p>}
-      <table class="sessions" aria-label="Session list">
+      <table class="sessions stacks" aria-label="Session list">
         <colgroup>
           <col />
           <col class="c-status" />
@@ -90,16 +93,28 @@ export function SessionListView(props: { selected: string | null; onSelect: (id:
                   ) : (
                     <span class="twisty-space">{s.depth > 0 ? '└' : ''}</span>
                   )}
-                  <button type="button" class="link" title={s.sessionId} onClick={() => props.onSelect(s.sessionId)}>
+                  {/* A link (a new tab, a copied address); a plain click is the page's own hash navigation. */}
+                  <a
+                    href={routeHash({ sessionId: s.sessionId, step: null })}
+                    class="session-link"
+                    title={s.sessionId}
+                    aria-current={s.sessionId === props.selected ? 'page' : undefined}
+                  >
                     {s.sessionId}
-                  </button>
+                  </a>
                 </div>
               </td>
-              <td title={s.status}>{s.status}</td>
-              <td>{s.turns}</td>
-              <td title={`${grouped(s.tokens)} tokens`}>{compactNumber(s.tokens)}</td>
-              <td>{percent(s.cacheReadShare)}</td>
-              <td title={fullTime(s.lastActivity)}>{ago(s.lastActivity)}</td>
+              <td data-label="Status" title={s.status}>
+                <StatusBadge status={s.status} />
+              </td>
+              <td data-label="Turns">{s.turns}</td>
+              <td data-label="Tokens" title={`${grouped(s.tokens)} tokens`}>
+                {compactNumber(s.tokens)}
+              </td>
+              <td data-label="Cache read">{percent(s.cacheReadShare)}</td>
+              <td data-label="Last activity" title={fullTime(s.lastActivity)}>
+                {ago(s.lastActivity)}
+              </td>
             </tr>
           ))}
         </tbody>

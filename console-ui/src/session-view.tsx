@@ -1,5 +1,5 @@
-// One session: its facts and actions, the live stream, the latency waterfall and cost by model, and the
-// timeline as a conversation whose steps the keyboard walks (see use-step-keys.ts). A step's request ("what
+// One session: its facts and actions, the latency waterfall and cost by model, and the timeline as a
+// conversation (the answer streaming now at its end) whose steps the keyboard walks (see use-step-keys.ts). A step's request ("what
 // the model saw") opens inside its card; the address then names the step, so the link reopens it there.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { SessionDetail, SessionEvents, Timeline } from '../../src/console/console-api.js';
@@ -9,7 +9,6 @@ import { apiGet, routePath } from './api-client.js';
 import { ConversationView } from './conversation-view.js';
 import { CostByModel } from './cost-by-model.js';
 import { showRoute, stepKey, type StepRef } from './hash-route.js';
-import { describeLiveUsage, type LiveStep } from './live-resume.js';
 import { QueuedMessages, SessionFacts } from './session-facts.js';
 import { StepRequestView } from './step-request-view.js';
 import { StepWaterfall } from './step-waterfall.js';
@@ -126,10 +125,9 @@ export function SessionView(props: SessionViewProps) {
             <SessionFacts detail={d} timeline={t} />
             <QueuedMessages detail={d} />
           </div>
-          <ActionPanel detail={d} onDone={detail.reload} onForked={props.onSelect} />
+          <ActionPanel detail={d} onDone={detail.reload} />
         </div>
       )}
-      {live.step !== null && <LiveSection step={live.step} />}
       {t !== null && (t.costByModel?.length ?? 0) + order.length > 0 && (
         <div class="metrics">
           <StepWaterfall timeline={t} onPick={(step) => focusStep(stepKey(step), true)} />
@@ -154,6 +152,8 @@ export function SessionView(props: SessionViewProps) {
             open={open}
             onToggleRequest={(step) => setOpen(open !== null && stepKey(open) === stepKey(step) ? null : step)}
             onFocus={(step) => setFocused(stepKey(step))}
+            live={live.step}
+            onForked={props.onSelect}
             register={(key, el) => {
               if (el === null) cards.current.delete(key);
               else cards.current.set(key, el);
@@ -176,20 +176,6 @@ export function SessionView(props: SessionViewProps) {
         )}
       </section>
       {t !== null && order.length > 0 && <UsageCharts timeline={t} />}
-    </section>
-  );
-}
-
-function LiveSection(props: { step: LiveStep }) {
-  const s = props.step;
-  const usage = describeLiveUsage(s);
-  return (
-    <section aria-label="Live" class="live">
-      <h3>
-        Streaming turn {s.turn}, step {s.step}
-      </h3>
-      {usage !== null && <p data-testid="live-usage">{usage}</p>}
-      <pre data-testid="live-text">{s.text}</pre>
     </section>
   );
 }

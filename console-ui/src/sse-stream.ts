@@ -1,6 +1,7 @@
 // A small server-sent events reader over fetch (EventSource cannot send the bearer header), and a resilient
 // one on top that reconnects after a dropped stream with Last-Event-ID, as EventSource itself would.
 import { authHeaders } from './api-client.js';
+import { noteTokenRequired } from './token-store.js';
 
 export interface SseMessage {
   readonly event: string;
@@ -42,6 +43,7 @@ export async function readSse(
   const headers: Record<string, string> = { ...authHeaders(), accept: 'text/event-stream' };
   if (lastEventId != null && lastEventId !== '') headers['last-event-id'] = lastEventId;
   const response = await fetch(`.${path}`, { headers, signal, cache: 'no-store' });
+  if (response.status === 401) noteTokenRequired();
   if (!response.ok || response.body === null) throw new Error(`live stream: HTTP ${response.status}`);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';

@@ -1,13 +1,17 @@
 // One model step as a card of the conversation: how it stands (its state from the timeline, never guessed),
 // model, tokens, cost and latency, a permalink; then what entered it (user messages, injected context marked
-// as such), the answer as markdown, and its tool calls as cards. Raw events show only when asked for.
+// as such), the answer as markdown (while it streams, the live text in its place), and its tool calls as cards;
+// the last step of an ended turn can fork the session there. Raw events show only when asked for.
 import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import type { TimelineStep } from '../../src/console/console-api.js';
 import type { EventOf, SessionEvent } from '../../src/core/index.js';
 import { EventLine } from './event-line.js';
-import { duration, grouped, usd } from './format.js';
+import { ForkButton } from './fork-button.js';
+import { duration, grouped, price } from './format.js';
 import { routeHash } from './hash-route.js';
+import { LiveAnswer } from './live-answer.js';
+import type { LiveStep } from './live-resume.js';
 import { MarkdownView } from './markdown-view.js';
 import { wireText } from './request-messages.js';
 import { ToolCard } from './tool-card.js';
@@ -76,10 +80,10 @@ function stepFacts(s: TimelineStep): string[] {
     facts.push(
       `in ${grouped(s.usage.inputUncached)} + cached ${grouped(s.usage.cacheRead)}, out ${grouped(s.usage.output)}`,
     );
-  if (s.cost != null) facts.push(usd(s.cost.usd));
-  else if (s.usage !== null) facts.push('no price');
+  if (s.cost != null) facts.push(price(s.cost.usd));
+  else if (s.usage !== null) facts.push(price(null));
   if (s.latencyMs !== null) facts.push(duration(s.latencyMs));
-  if (s.finishReason !== null) facts.push(s.finishReason);
+  if (s.finishReason !== null) facts.push(`finish: ${s.finishReason}`);
   if (s.headerChanged) facts.push('header changed');
   return facts;
 }
@@ -94,6 +98,11 @@ export interface StepCardProps {
   readonly onToggleRequest: () => void;
   readonly onFocus: () => void;
   readonly register: (element: HTMLElement | null) => void;
+  /** The answer this step streams now (drawn until its logged answer is in). */
+  readonly live?: LiveStep | null;
+  /** Set on the last step of an ended turn: a fork there keeps the log's first `forkAt` events. */
+  readonly forkAt?: number | null;
+  readonly onForked?: (sessionId: string) => void;
   /** The request view, when this step's is open. */
   readonly children?: JSX.Element | null;
 }
@@ -137,6 +146,9 @@ export function StepCard(props: StepCardProps) {
             >
               What the model saw
             </button>
+          )}{' '}
+          {props.forkAt != null && props.onForked !== undefined && (
+            <ForkButton sessionId={props.sessionId} atSeq={props.forkAt} turn={s.turn} onForked={props.onForked} />
           )}
         </span>
       </header>
@@ -157,6 +169,9 @@ export function StepCard(props: StepCardProps) {
             </AssistantAnswer>
           );
         })}
+        {props.live != null && !props.events.some((e) => e.type === 'assistant/message') && (
+          <LiveAnswer step={props.live} />
+        )}
       </div>
       {props.raw && <RawEvents events={props.events} />}
       {props.children}

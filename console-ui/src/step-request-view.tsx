@@ -5,8 +5,15 @@ import { useEffect } from 'preact/hooks';
 import type { StepRequest } from '../../src/console/console-api.js';
 import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
 import { apiGet, routePath } from './api-client.js';
+import { plural } from './format.js';
 import { RequestMessages } from './request-messages.js';
 import { usePolling } from './use-polling.js';
+
+/** How many messages the request shares with the previous one, from the start, in words. */
+export function sharedText(n: number): string {
+  if (n === 0) return 'No message is shared with it';
+  return n === 1 ? 'The first message is shared' : `The first ${n} messages are shared`;
+}
 
 export function StepRequestView(props: {
   sessionId: string;
@@ -49,8 +56,8 @@ export function StepRequestView(props: {
                 <li>
                   Compared with turn {r.diff.previous.turn}, step {r.diff.previous.step}
                 </li>
-                <li>Common prefix: {r.diff.commonPrefix} messages</li>
-                <li>Appended: {r.diff.appended} messages</li>
+                <li>{sharedText(r.diff.commonPrefix)}</li>
+                <li>{r.diff.appended === 0 ? 'Nothing appended' : `${plural(r.diff.appended, 'message')} appended`}</li>
                 <li class={r.diff.prefixBrokeAt === null ? 'ok' : 'bad'}>
                   {r.diff.prefixBrokeAt === null
                     ? 'Prefix intact'

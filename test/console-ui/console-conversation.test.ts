@@ -1,6 +1,7 @@
 // A session as a conversation in Debian's chromium over the real stack: tool cards with verdicts and a named
 // approval, injected context, a compaction, a subagent link, markdown (a hostile answer harmless), raw events on
-// demand, the keyboard walking the steps, a step's permalink; ends by writing the docs' screenshots.
+// demand, the keyboard walking the steps, a step's permalink, the waterfall and the cost by model, and the
+// figures said as a person would (events, shared messages, prices).
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +9,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Timeline } from '../../src/console/console-api.js';
 import type { Harness } from '../helpers/session-harness.js';
-import { ARTIFACTS_DIR, docsScreenshot, launchChromium, recordBrowserLog } from './console-browser.js';
+import { ARTIFACTS_DIR, launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 import { HOSTILE_ANSWER, INJECTED, REVIEWER, runTour, startTourHarness, tourChild } from './tour-session.js';
 
@@ -161,7 +162,7 @@ describe('a session as a conversation in the web console', () => {
     // As a reader arrives: the session picked in the list (the focus stays on its button there).
     await page
       .getByRole('region', { name: 'Sessions', exact: true })
-      .getByRole('button', { name: TOUR, exact: true })
+      .getByRole('link', { name: TOUR, exact: true })
       .click();
     const expectFocus = async (label: string) => {
       await expect.poll(focusedLabel).toBe(label);
@@ -214,6 +215,16 @@ describe('a session as a conversation in the web console', () => {
     await expect.poll(inView).toBe(true);
     // The injected context, as the model saw it.
     await expect.poll(() => request.getByRole('list', { name: 'Request messages' }).textContent()).toContain(INJECTED);
+    // The diff in words: what is shared and what was appended, each count with its noun in the right number.
+    const diff = await request
+      .getByRole('group', { name: 'Diff against the previous request' })
+      .locator('li')
+      .allTextContents();
+    expect(diff[1]).toMatch(
+      /^(No message is shared with it|The first message is shared|The first \d+ messages are shared)$/,
+    );
+    expect(diff[2]).toMatch(/^(Nothing appended|1 message appended|\d+ messages appended)$/);
+    expect(diff.join(' ')).not.toMatch(/\b1 messages\b/);
 
     // A reload of the permalink lands there again.
     await page.reload();
@@ -231,7 +242,7 @@ describe('a session as a conversation in the web console', () => {
     await openTour(`#session=${TOUR}`);
   });
 
-  it('shows the step waterfall and the cost by model, then writes the screenshots for the docs', async () => {
+  it('shows the step waterfall, the cost by model, and the log and cost in words', async () => {
     await openTour();
     const waterfall = session().getByRole('figure', { name: 'Step waterfall' });
     await expect.poll(() => waterfall.locator('li').count()).toBe(4);
@@ -251,19 +262,12 @@ describe('a session as a conversation in the web console', () => {
     const shown = await costs.locator('tbody tr td:last-child').allTextContents();
     expect(shown).toEqual(timeline.costByModel.map((m) => `$${(m.usd ?? 0).toFixed(4)}`));
 
-    // The timeline: turn 1 with its tool cards, the shout card open on its verdict and approval.
-    await card(step(1, 1), 'shout', 's1').locator('summary').click();
-    await step(1, 1).evaluate((el: any) => el.scrollIntoView({ block: 'start' }));
-    await docsScreenshot(page, 'console-timeline');
-    // The waterfall and the cost by model.
-    await waterfall.evaluate((el: any) => el.scrollIntoView({ block: 'start' }));
-    await docsScreenshot(page, 'console-waterfall');
-    // What the model saw at turn 2: the injected context among the new messages, the diff, the digest check.
-    await step(2, 1).getByRole('button', { name: 'Request of turn 2 step 1' }).click();
-    const request = session().getByRole('region', { name: 'Request of turn 2 step 1' });
-    await request.getByText('Digest verified').waitFor();
-    await request.evaluate((el: any) => el.scrollIntoView({ block: 'start' }));
-    await docsScreenshot(page, 'console-step');
+    // The session's facts: how long its log is in events, its cost summed.
+    const facts = session().locator('dl.facts');
+    const head = timeline.head;
+    await expect.poll(() => facts.locator('dt:text-is("Log") + dd').textContent()).toBe(`${head} events`);
+    expect(await facts.textContent()).not.toContain('Head');
+    await screenshot(page, 'console-waterfall');
     expect(errors).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 // A `dh eval` run in the web console, in Debian's chromium on the built app: the API answers the run's report
 // (and a stable 404 / 400 for an unknown or malformed run id), and the page shows the totals, each step's two
 // answers side by side, the diff of their tool calls with the argument that differs, the judges, and the
-// request both saw, verified against its recorded digest.
+// request both saw, verified against its recorded digest; what the log lacks (a price, a finish reason) in words.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { followupSignal } from '../../src/shared/session-messages.js';
 import { startEvalWorker, type EvalWorker } from '../helpers/eval-worker.js';
 import { startHarness, TEST_MODEL_2, waitForTurnEnd, type Harness } from '../helpers/session-harness.js';
 import { echoTool } from '../helpers/test-tools.js';
-import { docsScreenshot, launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
+import { launchChromium, recordBrowserLog, screenshot } from './console-browser.js';
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 
 describe('an eval run in the web console', () => {
@@ -111,7 +111,14 @@ describe('an eval run in the web console', () => {
     const rows = region.getByRole('table', { name: 'Eval steps' }).getByRole('row');
     await expect.poll(() => rows.count()).toBe(3); // header + 2 steps
 
-    await rows.nth(1).getByRole('button', { name: 'ui-eval-source' }).click();
+    // Unpriced (the harness has no pricing table): said so, as the session page says it, not "$0.000000".
+    expect(await region.getByTestId('eval-cost').textContent()).toBe('no price → no price');
+    // Each step names its session by a link to that step, and opens its comparison by a button.
+    const source = rows.nth(1).getByRole('link', { name: 'ui-eval-source' });
+    expect(await source.getAttribute('href')).toBe('#/sessions/ui-eval-source/steps/1/1');
+    // The first step finished calling a tool on both sides; no row shows a raw null.
+    expect(await region.getByRole('table', { name: 'Eval steps' }).textContent()).not.toMatch(/null|undefined|NaN/);
+    await rows.nth(1).getByRole('button', { name: 'Compare ui-eval-source step 1.1' }).click();
     const step = region.getByRole('region', { name: 'Eval of ui-eval-source step 1.1' });
     const recorded = step.getByRole('figure', { name: 'Recorded answer' });
     const candidate = step.getByRole('figure', { name: 'Candidate answer' });
@@ -124,16 +131,16 @@ describe('an eval run in the web console', () => {
     await step.getByRole('button', { name: 'The request both saw' }).click();
     await step.getByRole('region', { name: 'Request of turn 1 step 1' }).getByText('Digest verified').waitFor();
     await screenshot(page, 'console-eval');
-    // The docs image starts at the run's totals (the request panel just opened scrolled the page down to it).
-    await region.evaluate((el: any) => el.scrollIntoView({ block: 'start' }));
-    await docsScreenshot(page, 'console-eval');
+    expect(await step.getByRole('figure', { name: 'Candidate answer' }).textContent()).toMatch(
+      /finish: \S+ · .* · no price$/,
+    );
     // A lone chart across the page keeps a chart's height (it grew to its 2:1 aspect, ~600 px, before).
     const chart = await region.getByLabel('Latency per step').boundingBox();
     expect(chart?.height).toBeGreaterThan(100);
     expect(chart?.height).toBeLessThanOrEqual(300);
 
     // The second step: the answers side by side in text.
-    await rows.nth(2).getByRole('button', { name: 'ui-eval-source' }).click();
+    await rows.nth(2).getByRole('button', { name: 'Compare ui-eval-source step 1.2' }).click();
     const second = region.getByRole('region', { name: 'Eval of ui-eval-source step 1.2' });
     await expect
       .poll(() => second.getByRole('figure', { name: 'Recorded answer' }).textContent())

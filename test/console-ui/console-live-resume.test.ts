@@ -1,7 +1,8 @@
 // A reload in the middle of a streaming answer, in Debian's chromium on the built console: the page keeps
 // the live text and its stream position in sessionStorage and resumes the live stream with Last-Event-ID,
-// so the text continues with no gap and nothing repeated, with the step's token counts and cost, and the
-// timeline then shows the answer exactly as logged. Real Temporal, worker, SQLite and scripted provider.
+// so the text continues with no gap and nothing repeated, with the step's token counts and cost, drawn in place
+// as the last message of the conversation, and the timeline then shows the answer exactly as logged. Real
+// Temporal, worker, SQLite and scripted provider.
 import { mkdtempSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,10 @@ const ANSWER = Array.from({ length: 250 }, (_, i) => `w${String(i + 1).padStart(
 // Dear on purpose, so the streaming step's cost shows in the first digits.
 const PRICE = { inputPerMillion: 1_000, cachedInputPerMillion: 100, outputPerMillion: 2_000 };
 const SESSION = 'ui-resume';
+const STREAMING = 'Streaming answer of turn 1 step 1';
+
+// Code run in the page: this project's TypeScript has no DOM types, so the page's globals are declared loosely.
+declare const Node: any;
 const DROPPED = 'ui-dropped';
 
 /**
@@ -97,10 +102,10 @@ describe('a reload while an answer streams in the web console', () => {
     await live?.close();
   });
 
-  /** The Live section's text now, or null when the page shows none (no step streaming, or not open yet). */
+  /** The streaming answer's text now, or null when the page shows none (no step streaming, or not open yet). */
   const liveText = async () => (await page.getByTestId('live-text').allTextContents())[0] ?? null;
 
-  /** Samples the live text until the logged answer takes its place (the Live section goes). */
+  /** Samples the live text until the logged answer takes its place (the streaming answer goes). */
   async function sampleUntilLogged(): Promise<string[]> {
     const samples: string[] = [];
     const deadline = Date.now() + 60_000;
@@ -125,15 +130,26 @@ describe('a reload while an answer streams in the web console', () => {
 
   /** Opens the session and waits until part of its answer and its token counts show live. */
   async function openStreaming(sessionId: string): Promise<string> {
-    await page.getByRole('button', { name: sessionId, exact: true }).click();
-    const liveSection = page
-      .getByRole('region', { name: `Session ${sessionId}` })
-      .getByRole('region', { name: 'Live' });
+    await page.getByRole('link', { name: sessionId, exact: true }).click();
+    const session = page.getByRole('region', { name: `Session ${sessionId}` });
+    const liveSection = session.getByRole('region', { name: STREAMING });
     await expect.poll(async () => (await liveText())?.length ?? 0, { timeout: 20_000 }).toBeGreaterThan(100);
     // The streaming step's counts and cost so far, from the usage the provider sends with every chunk.
     await expect
       .poll(() => liveSection.getByTestId('live-usage').textContent(), { timeout: 10_000 })
       .toMatch(/^\d[\d,]* tokens · \$\d+\.\d{4}$/);
+    // In place: inside the streaming step's card, after the message that asked, the conversation's last message.
+    const step = session.getByRole('article', { name: 'Turn 1 step 1' });
+    expect(await step.getByRole('region', { name: STREAMING }).count()).toBe(1);
+    const after = await step
+      .getByTestId('user-message')
+      .evaluate(
+        (asked: any, live: any) => (asked.compareDocumentPosition(live) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0,
+        await liveSection.elementHandle(),
+      );
+    expect(after).toBe(true);
+    const messages = session.locator('.conversation .msg');
+    expect(await messages.last().getAttribute('data-testid')).toBe('live-answer');
     const before = (await liveText()) ?? '';
     expect(ANSWER.startsWith(before)).toBe(true);
     expect(before.length).toBeLessThan(ANSWER.length / 2); // well before the end
@@ -149,7 +165,7 @@ describe('a reload while an answer streams in the web console', () => {
     // The answer has no markdown in it: its rendering is its text, exactly.
     const answer = session.getByRole('article', { name: 'Turn 1 step 1' }).getByTestId('answer-markdown');
     await expect.poll(() => answer.textContent(), { timeout: 10_000 }).toBe(ANSWER);
-    expect(await session.getByRole('region', { name: 'Live' }).count()).toBe(0);
+    expect(await session.getByRole('region', { name: STREAMING }).count()).toBe(0);
   }
 
   it('continues the live text after a reload without a gap or a repeat, then shows the answer as logged', async () => {

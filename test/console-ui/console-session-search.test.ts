@@ -60,7 +60,7 @@ describe('searching the session list in the web console', () => {
   const list = () => page.getByRole('region', { name: 'Sessions', exact: true });
   /** The session ids the list shows now. */
   const shown = () =>
-    list().getByRole('table', { name: 'Session list' }).locator('tbody button.link').allTextContents();
+    list().getByRole('table', { name: 'Session list' }).locator('tbody a.session-link').allTextContents();
   const sorted = async () => (await shown()).sort();
   const next = () => list().getByRole('button', { name: 'Next page' });
   const previous = () => list().getByRole('button', { name: 'Previous page' });

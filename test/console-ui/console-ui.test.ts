@@ -1,6 +1,7 @@
 // The web console in Debian's chromium on the built app, over the real console server, Temporal, worker and
-// scripted provider: a session's steps, a step's request and diff, a steer mid-turn, an approval, an API error
-// as sent, a queued message, a step interrupted mid-stream shown so, and the warning when no worker polls.
+// scripted provider: a session's steps, a step's request and diff, a steer mid-turn, an approval, a fork with one
+// click, an API error as sent, a queued message, a step interrupted mid-stream shown so, the warning when no
+// worker polls, session ids as links, statuses as badges, and the token field only where the server wants one.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { approvalShortId } from '../../src/core/index.js';
 import { forkSession } from '../../src/operations/fork-session.js';
+import { MAX_MESSAGE_CHARS } from '../../src/shared/session-messages.js';
 import { SessionClient } from '../../src/client/session-client.js';
 import { followupSignal } from '../../src/shared/session-messages.js';
 import { approvalPolicyPlugin } from '../../src/plugins/basic-plugins.js';
@@ -17,6 +19,9 @@ import { launchChromium, recordBrowserLog, screenshot } from './console-browser.
 import { startConsoleUnderTest, type ConsoleUnderTest } from './console-under-test.js';
 
 const STEER = 'Use YAML, not JSON.';
+
+// Code run in the page: this project's TypeScript has no DOM types, so the page's globals are declared loosely.
+declare const window: any;
 
 describe('web console in chromium', () => {
   let h: Harness;
@@ -75,12 +80,16 @@ describe('web console in chromium', () => {
     await h?.stop();
   });
 
+  /** A session's link in the list (the page links to sessions from elsewhere too). */
+  const listLink = (id: string, on: Page = page) =>
+    on.getByRole('region', { name: 'Sessions', exact: true }).getByRole('link', { name: id, exact: true });
+
   it('lists a session, shows its steps, and a steer sent mid-turn enters the next step', async () => {
     const handle = await h.start('ui-steer');
     await handle.signal(followupSignal, { content: 'slow task' });
     await waitForState(handle, (s) => s.status === 'running' && s.step === 1);
 
-    await page.getByRole('button', { name: 'ui-steer', exact: true }).click();
+    await listLink('ui-steer').click();
     const session = page.getByRole('region', { name: 'Session ui-steer' });
     await session.getByRole('article', { name: 'Turn 1 step 1' }).waitFor();
 
@@ -114,7 +123,7 @@ describe('web console in chromium', () => {
     await handle.signal(followupSignal, { content: 'needs a yes' });
     await waitForState(handle, (s) => s.pendingApproval !== null);
 
-    await page.getByRole('button', { name: 'ui-approve', exact: true }).click();
+    await listLink('ui-approve').click();
     const session = page.getByRole('region', { name: 'Session ui-approve' });
     const approval = session.getByRole('group', { name: 'Pending approval' });
     await approval.getByText('shout').first().waitFor();
@@ -131,28 +140,115 @@ describe('web console in chromium', () => {
     await expect.poll(() => approval.count(), { timeout: 10_000 }).toBe(0);
   });
 
-  it('shows an API error exactly as the server returned it', async () => {
+  it('forks after a turn with one click, and opens the fork', async () => {
     const session = page.getByRole('region', { name: 'Session ui-approve' });
-    // A fork point past the log's head: the API refuses it.
-    await session.getByLabel('Fork at seq').fill('100000');
-    await session.getByRole('button', { name: 'Fork' }).click();
+    const turnEnd = (await h.store.read('ui-approve')).find((e) => e.type === 'turn/end');
+    await session.getByRole('button', { name: 'Fork from here, after turn 1' }).click();
+    // The page moves to the new session, which names where it came from.
+    await expect.poll(() => new URL(page.url()).hash, { timeout: 10_000 }).toMatch(/^#\/sessions\/ui-approve-fork-/);
+    const forkId = decodeURIComponent(new URL(page.url()).hash.replace('#/sessions/', ''));
+    const fork = page.getByRole('region', { name: `Session ${forkId}`, exact: true });
+    await fork.getByText('Forked from').waitFor({ timeout: 10_000 });
+    // Its log is the parent's up to and with the end of turn 1.
+    const start = (await h.store.read(forkId))[0];
+    expect(start?.type === 'session/start' && start.parent).toEqual({
+      sessionId: 'ui-approve',
+      seedLength: (turnEnd?.seq ?? NaN) + 1,
+    });
+    await fork.getByRole('article', { name: 'Turn 1 step 2' }).getByText('shouted').waitFor();
+  });
+
+  it('shows an API error exactly as the server returned it', async () => {
+    await listLink('ui-approve').click();
+    const session = page.getByRole('region', { name: 'Session ui-approve' });
+    // A message over the size limit: the API refuses it.
+    const content = 'x'.repeat(MAX_MESSAGE_CHARS + 1);
+    await session.getByLabel('Message').fill(content);
+    await session.getByRole('button', { name: 'Send' }).click();
     const alert = session.getByRole('alert', { name: 'Action result' });
     await alert.waitFor({ timeout: 10_000 });
-    const response = await fetch(new URL('/api/sessions/ui-approve/fork', ui.url), {
+    const response = await fetch(new URL('/api/sessions/ui-approve/messages', ui.url), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ atSeq: 100000 }),
+      body: JSON.stringify({ kind: 'followup', content }),
     });
     const body = (await response.json()) as { error: { code: string; message: string } };
-    expect(response.ok).toBe(false);
+    expect(response.status).toBe(400);
     expect(await alert.textContent()).toBe(`${body.error.code}: ${body.error.message}`);
+  });
+
+  it('lists sessions as links: a plain click opens one in the page, a ctrl-click in a new tab', async () => {
+    await page.goto(ui.url);
+    const link = listLink('ui-steer');
+    expect(await link.getAttribute('href')).toBe('#/sessions/ui-steer');
+    expect(await link.getAttribute('target')).toBeNull();
+    // A plain click: the same document (the marker survives), the session open, the address naming it.
+    await page.evaluate(() => (window.__samePage = true));
+    await link.click();
+    await page
+      .getByRole('region', { name: 'Session ui-steer' })
+      .getByRole('article', { name: 'Turn 1 step 1' })
+      .waitFor();
+    expect(await page.evaluate(() => window.__samePage)).toBe(true);
+    expect(new URL(page.url()).hash).toBe('#/sessions/ui-steer');
+    expect(await link.getAttribute('aria-current')).toBe('page');
+    // Ctrl-click: a new tab on that session, the page itself unchanged.
+    const [tab] = await Promise.all([
+      page.context().waitForEvent('page'),
+      listLink('ui-approve').click({ modifiers: ['Control'] }),
+    ]);
+    await tab.waitForLoadState();
+    expect(new URL(tab.url()).hash).toBe('#/sessions/ui-approve');
+    await tab.getByRole('region', { name: 'Session ui-approve' }).waitFor({ timeout: 10_000 });
+    await tab.close();
+    expect(new URL(page.url()).hash).toBe('#/sessions/ui-steer');
+  });
+
+  it('shows each status as a badge with its word, in the list and on the session', async () => {
+    await page.goto(`${ui.url}#/sessions/ui-steer`);
+    // (`has` looks inside each row: the link by its name alone.)
+    const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'ui-steer', exact: true }) });
+    const badge = row.locator('.status-badge');
+    await expect.poll(() => badge.textContent(), { timeout: 10_000 }).toBe('idle');
+    expect(await badge.getAttribute('class')).toContain('tone-ready');
+    const status = page.getByRole('region', { name: 'Session ui-steer' }).getByTestId('session-status');
+    await expect.poll(() => status.textContent(), { timeout: 10_000 }).toBe('idle');
+    expect(await status.getAttribute('class')).toContain('tone-ready');
+  });
+
+  it('shows no token field on loopback, where the server takes none', async () => {
+    await page.goto(ui.url);
+    await listLink('ui-steer').waitFor({ timeout: 10_000 });
+    // The list has been answered (and polled again): no request was refused, no field shows.
+    await page.waitForResponse((r) => new URL(r.url()).pathname === '/api/sessions' && r.status() === 200);
+    expect(await page.getByLabel('Bearer token').count()).toBe(0);
+  });
+
+  it('asks for the token once a server that requires one refuses the page, and lists the sessions with it', async () => {
+    const token = `ui-token-${process.pid}`;
+    const guarded = await startConsoleUnderTest(h, { token });
+    const tab = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    try {
+      recordBrowserLog(tab, browserLog);
+      const refused = tab.waitForResponse((r) => new URL(r.url()).pathname === '/api/sessions' && r.status() === 401);
+      await tab.goto(guarded.url);
+      await refused;
+      const field = tab.getByLabel('Bearer token');
+      await field.waitFor({ timeout: 10_000 });
+      expect(await listLink('ui-steer', tab).count()).toBe(0);
+      await field.fill(token);
+      await listLink('ui-steer', tab).waitFor({ timeout: 10_000 });
+    } finally {
+      await tab.close();
+      await guarded.stop();
+    }
   });
 
   it('shows a message in its queue while the step streams, then in the step it entered', async () => {
     const handle = await h.start('ui-queue');
     await handle.signal(followupSignal, { content: 'hold for the queue' });
     await waitForState(handle, (s) => s.status === 'running' && s.step === 1);
-    await page.getByRole('button', { name: 'ui-queue', exact: true }).click();
+    await listLink('ui-queue').click();
     const session = page.getByRole('region', { name: 'Session ui-queue' });
     await session.getByLabel('Kind').selectOption('steer');
     await session.getByLabel('Message').fill('queued in the page');
@@ -178,7 +274,7 @@ describe('web console in chromium', () => {
     const handle = await h.start('ui-interrupt');
     await handle.signal(followupSignal, { content: 'hold then interrupt' });
     await waitForState(handle, (s) => s.status === 'running' && s.step === 1);
-    await page.getByRole('button', { name: 'ui-interrupt', exact: true }).click();
+    await listLink('ui-interrupt').click();
     const session = page.getByRole('region', { name: 'Session ui-interrupt' });
     const state = session.getByRole('article', { name: 'Turn 1 step 1' }).getByTestId('step-state');
     try {
@@ -213,7 +309,7 @@ describe('web console in chromium', () => {
       as: 'ui-no-worker',
     });
     await page.reload();
-    await page.getByRole('button', { name: forkId, exact: true }).click();
+    await listLink(forkId).click();
     const session = page.getByRole('region', { name: `Session ${forkId}` });
     const warning = session.getByTestId('worker-warning');
     await warning.waitFor({ timeout: 10_000 });
