@@ -8,7 +8,7 @@ import {
   WorkflowNotFoundError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { DhError, type UserContent } from '../core/index.js';
+import { DhError, ErrorCode, sessionIdProblem, type UserContent } from '../core/index.js';
 import {
   approveUpdate,
   closeSignal,
@@ -218,6 +218,11 @@ export class SessionClient {
 
   /** One call with a deadline, retried with backoff while the server is resource-exhausted. */
   async #call<T>(sessionId: string, run: () => Promise<T>): Promise<T> {
+    // The one session-id rule, before anything reaches Temporal: no door opens a session no other door can name.
+    const problem = sessionIdProblem(sessionId);
+    if (problem !== null) {
+      throw new DhError(ErrorCode.InvalidSessionId, `invalid session id "${sessionId}": ${problem}`, { sessionId });
+    }
     const attempts = this.options.maxAttempts ?? 8;
     for (let attempt = 1; ; attempt++) {
       try {

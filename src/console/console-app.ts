@@ -8,7 +8,7 @@ import type { SessionClient } from '../client/session-client.js';
 import { NO_WORKER_POLLING, noWorkerMessage } from '../client/worker-presence.js';
 import { sessionOverview } from '../operations/session-overview.js';
 import { forkSession } from '../operations/fork-session.js';
-import { DhError } from '../core/index.js';
+import { DhError, sessionIdProblem } from '../core/index.js';
 import { payloadProblem, type SessionStateView } from '../shared/session-messages.js';
 import type { DeltaChannel } from '../streaming/delta-channel.js';
 import { parsePosition, START_POSITION } from '../streaming/stream-position.js';
@@ -245,16 +245,10 @@ async function withWorker(sessions: SessionClient, sessionId: string): Promise<S
   return sessions;
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 async function checkSessionId(c: Context, next: () => Promise<void>): Promise<void> {
   const id = c.req.param('id');
-  if (id !== undefined && (id.length === 0 || id.length > 200 || id.includes('\0') || LONE_SURROGATE.test(id))) {
-    throw new DhError(
-      ConsoleErrorCode.BadRequest,
-      'a session id is 1 to 200 characters of well-formed Unicode, without NUL',
-    );
-  }
+  const problem = id !== undefined ? sessionIdProblem(id) : null;
+  if (problem !== null) throw new DhError(ConsoleErrorCode.BadRequest, `invalid session id: ${problem}`);
   await next();
 }
 

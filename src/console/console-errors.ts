@@ -18,6 +18,7 @@ export const ConsoleErrorCode = {
 const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   INVALID_PAYLOAD: 400,
   INVALID_ARGUMENT: 400,
+  INVALID_SESSION_ID: 400,
   STREAM_POSITION_INVALID: 400,
   PAGE_TOKEN_INVALID: 400,
   UNAUTHORIZED: 401,

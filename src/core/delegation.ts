@@ -5,6 +5,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import type { SessionEvent, TurnEndReason, Usage } from './events.js';
 import type { RequestHeader } from './request-header.js';
+import { MAX_SESSION_ID_CHARS } from './session-id.js';
 import { addUsage, emptyUsage, usageTotal } from './usage-sum.js';
 
 /** The model-visible name of the delegation tool. */
@@ -74,16 +75,13 @@ export function delegatedHeader(
   };
 }
 
-/** Session ids are at most 120 characters of [A-Za-z0-9._-] (src/shared/session-messages.ts). */
-const MAX_SESSION_ID = 120;
-
 /**
  * The child of the `index`-th call of step `turn.step`: fixed by the parent's log alone, so every retry
  * and every replay names the same child. Too long for a session id (deep trees of long ids): hashed.
  */
 export function childSessionIdFor(parentSessionId: string, turn: number, step: number, index: number): string {
   const id = `${parentSessionId}.d${turn}-${step}-${index}`;
-  if (id.length <= MAX_SESSION_ID) return id;
+  if (id.length <= MAX_SESSION_ID_CHARS) return id;
   return `${parentSessionId.slice(0, 80)}.d${bytesToHex(sha256(utf8ToBytes(id))).slice(0, 24)}`;
 }
 

@@ -15,6 +15,8 @@ export const ErrorCode = {
   DuplicateMessageId: 'DUPLICATE_MESSAGE_ID',
   SessionNotFound: 'SESSION_NOT_FOUND',
   SessionExists: 'SESSION_EXISTS',
+  /** Not a session id by the one rule (src/core/session-id.ts). */
+  InvalidSessionId: 'INVALID_SESSION_ID',
   AttachmentCorrupt: 'ATTACHMENT_CORRUPT',
   AttachmentNotFound: 'ATTACHMENT_NOT_FOUND',
   AttachmentInvalid: 'ATTACHMENT_INVALID',

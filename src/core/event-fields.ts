@@ -1,6 +1,7 @@
 // The fields events are built from: ids, turn and step numbers, the envelope every event carries, and the
 // small enums and records several events share (turn-end reasons, usage, a subagent's outcome).
 import { z } from 'zod';
+import { SessionId } from './session-id.js';
 
 export const Seq = z.number().int().nonnegative();
 export const Turn = z.number().int().positive();
@@ -64,12 +65,12 @@ export const ErrorInfo = z.strictObject({ code: z.string().min(1), message: z.st
 
 /** A subagent's start: its parent session and delegation call, and what that call gave it. */
 export const DelegationRecord = z.strictObject({
-  parentSessionId: Id,
+  parentSessionId: SessionId,
   callId: Id,
   /** 1 for a child of a top-level session. */
   depth: z.number().int().positive(),
   /** The session whose workspace (and tool host) this one shares: the root of the tree. */
-  workspaceSessionId: Id,
+  workspaceSessionId: SessionId,
   /** The tools the parent gave it (absent: all the parent's tools). */
   tools: z.array(z.string().min(1)).max(256).optional(),
   /** The model the parent chose for it (absent: the worker's). */
@@ -78,7 +79,7 @@ export const DelegationRecord = z.strictObject({
 
 /** A delegation call's outcome: how the child's task turn ended and what it spent (its own children included). */
 export const ChildOutcome = z.strictObject({
-  sessionId: Id,
+  sessionId: SessionId,
   /** The child's last turn end; `unfinished` when the child ended without one (terminated). */
   reason: z.union([TurnEndReason, z.literal('unfinished')]),
   usage: Usage,

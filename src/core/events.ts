@@ -6,6 +6,7 @@ import { HeaderReason, RequestHeader } from './request-header.js';
 import { SESSION_FORMAT_VERSION } from './version.js';
 import { findNonLosslessJson } from './json.js';
 import { InvalidEventError } from './errors.js';
+import { SessionId } from './session-id.js';
 import { PolicyRuleAdded, PolicyVerdict } from './policy-events.js';
 import {
   ChildOutcome,
@@ -33,9 +34,9 @@ const SurfaceRange = z
 export const SessionStart = z.strictObject({
   ...envelope,
   type: z.literal('session/start'),
-  sessionId: Id,
+  sessionId: SessionId,
   formatVersion: z.literal(SESSION_FORMAT_VERSION),
-  parent: z.strictObject({ sessionId: Id, seedLength: z.number().int().positive() }).optional(),
+  parent: z.strictObject({ sessionId: SessionId, seedLength: z.number().int().positive() }).optional(),
   /** A subagent (src/core/delegation.ts). */
   delegation: DelegationRecord.optional(),
   /**
@@ -135,7 +136,7 @@ export const ToolStart = z.strictObject({
   callId: Id,
   name: z.string().min(1),
   /** A delegation call: the child session it starts (its id is fixed before the child exists). */
-  child: Id.optional(),
+  child: SessionId.optional(),
 });
 export const ToolResult = z.strictObject({
   ...envelope,

@@ -10,6 +10,7 @@ export * from './request-header.js';
 export * from './policy-rule.js';
 export * from './approval-short-id.js';
 export * from './events.js';
+export * from './session-id.js';
 export * from './fold-request-header.js';
 export * from './event-digest.js';
 export * from './surface.js';

@@ -5,6 +5,7 @@ import { toEvent, type EventDraft, type EventOf, type SessionEvent } from '../co
 import type { RequestHeader } from '../core/request-header.js';
 import { DhError } from '../core/errors.js';
 import { Session } from '../core/session.js';
+import { MAX_SESSION_ID_CHARS } from '../core/session-id.js';
 import { SESSION_FORMAT_VERSION } from '../core/version.js';
 import type { AnswerFacts } from './step-diff.js';
 
@@ -14,15 +15,18 @@ export const EVAL_POINT_INVALID = 'EVAL_POINT_INVALID';
 export const EVAL_SESSION_PREFIX = 'eval.';
 
 /**
- * The eval log's id for one step of one run: readable, within the CLI's session-id rules, and distinct per
+ * The eval log's id for one step of one run: readable, a session id by the one rule (src/core/session-id.ts), and distinct per
  * (run, source, seq) — a long source id is cut and completed with a digest of the whole.
  */
 export function evalSessionIdFor(runId: string, sourceSessionId: string, sentSeq: number): string {
-  const source =
-    sourceSessionId.length <= 60
-      ? sourceSessionId
-      : `${sourceSessionId.slice(0, 44)}-${sha256Digest(sourceSessionId).slice(7, 22)}`;
-  return `${EVAL_SESSION_PREFIX}${runId}.${source}.s${sentSeq}`;
+  const id = (source: string) => `${EVAL_SESSION_PREFIX}${runId}.${source}.s${sentSeq}`;
+  const cut = (length: number) =>
+    `${sourceSessionId.slice(0, length - 16)}-${sha256Digest(sourceSessionId).slice(7, 22)}`;
+  const source = sourceSessionId.length <= 60 ? sourceSessionId : cut(60);
+  const overhead = id('').length;
+  if (overhead + source.length <= MAX_SESSION_ID_CHARS) return id(source);
+  // A long run id and a long source: the source is cut shorter, so the id stays a session id.
+  return id(cut(MAX_SESSION_ID_CHARS - overhead));
 }
 
 /** A recorded step as the log holds it: its request, and its answer when one was logged. */

@@ -3,6 +3,7 @@
 import { defineQuery } from '@temporalio/workflow';
 import { z } from 'zod';
 import { CallConfig, ToolSchema } from '../core/request-header.js';
+import { SessionId } from '../core/session-id.js';
 
 /**
  * The declared change: what the candidate requests differ in from the recorded ones. Everything else in a
@@ -42,11 +43,11 @@ export const CHANGE_CONFIG_FIELDS = [
 
 /** One recorded step to re-send: the source session, the seq of its `request/sent`, and the eval log it goes to. */
 export const EvalTarget = z.strictObject({
-  sourceSessionId: z.string().min(1).max(200),
+  sourceSessionId: SessionId,
   sentSeq: z.number().int().positive(),
   turn: z.number().int().positive(),
   step: z.number().int().positive(),
-  evalSessionId: z.string().min(1).max(200),
+  evalSessionId: SessionId,
 });
 export type EvalTarget = z.infer<typeof EvalTarget>;
 

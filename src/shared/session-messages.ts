@@ -196,8 +196,5 @@ export function sessionWorkflowId(sessionId: string): string {
   return `${SESSION_WORKFLOW_PREFIX}${sessionId}`;
 }
 
-export const SessionId = z
-  .string()
-  .min(1)
-  .max(120)
-  .regex(/^[A-Za-z0-9._-]+$/, 'session ids use [A-Za-z0-9._-]');
+/** The session-id rule (src/core/session-id.ts), here for the message contracts' users. */
+export { SessionId } from '../core/session-id.js';

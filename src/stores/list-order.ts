@@ -1,5 +1,6 @@
 // The order every store lists sessions in (newest first, then session id descending in byte order) and the
 // cursor a page of a listing continues after: the same in SQLite, PostgreSQL and across shards.
+import { sessionIdProblem } from '../core/session-id.js';
 import { assertSeq, assertSessionId } from './event-row.js';
 import type { ListCursor, SessionSummary } from './session-store.js';
 
@@ -16,8 +17,8 @@ export function listCursorOf(last: Pick<SessionSummary, 'createdAt' | 'sessionId
 
 /** Parses a cursor listCursorOf wrote; null when it is not one. */
 export function parseListCursor(text: string): ListCursor | null {
-  const match = /^(\d{1,16})\.([A-Za-z0-9._-]{1,120})$/.exec(text);
-  if (match?.[1] === undefined || match[2] === undefined) return null;
+  const match = /^(\d{1,16})\.(.+)$/.exec(text);
+  if (match?.[1] === undefined || match[2] === undefined || sessionIdProblem(match[2]) !== null) return null;
   const createdAt = Number(match[1]);
   return Number.isSafeInteger(createdAt) ? { createdAt, sessionId: match[2] } : null;
 }

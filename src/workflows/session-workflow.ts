@@ -3,6 +3,7 @@
 // compactions, the hand-over to a continued run, and the close.
 import {
   allHandlersFinished,
+  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -10,6 +11,8 @@ import {
   uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
+import { ErrorCode } from '../core/errors.js';
+import { sessionIdProblem } from '../core/session-id.js';
 import type { SessionWorkflowInput, SessionWorkflowResult } from '../shared/session-workflow-input.js';
 import { compactNow, requestedTrigger } from './compact-now.js';
 import { registerMessageHandlers } from './message-handlers.js';
@@ -23,6 +26,14 @@ import { withIngress } from './with-ingress.js';
 import { askBaseline, since } from './workflow-patches.js';
 
 export async function agentSession(input: SessionWorkflowInput): Promise<SessionWorkflowResult> {
+  // A start under an id no door would accept (a raw Temporal client) fails before anything is created.
+  const badId = sessionIdProblem(input.sessionId);
+  if (badId !== null) {
+    throw ApplicationFailure.nonRetryable(
+      `invalid session id "${input.sessionId}": ${badId}`,
+      ErrorCode.InvalidSessionId,
+    );
+  }
   // The baseline first: it decides how every patch after it is asked (workflow-patches.ts).
   const state = sessionStateFrom(input, () => uuid4(), askBaseline());
   const proxies = sessionProxies();
