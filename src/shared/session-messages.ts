@@ -4,6 +4,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { InboxTarget } from '../core/inbox-target.js';
 import { UserContent } from '../core/messages.js';
+import { hasLoneSurrogate, wellFormed } from '../core/well-formed-text.js';
 
 /**
  * Largest accepted message content in characters of content (UTF-16 code units, as JavaScript's
@@ -48,10 +49,52 @@ export function jsonContentLimitProblem(content: UserContent): string | null {
     : null;
 }
 
+/** The texts of `content` (text parts' texts, image names), each made well-formed (lone surrogates → U+FFFD). */
+export function wellFormedContent(content: UserContent): UserContent {
+  if (typeof content === 'string') return wellFormed(content);
+  return content.map((part) => {
+    if (part.type === 'text') return { ...part, text: wellFormed(part.text) };
+    const name = part.attachment.name;
+    return name === undefined ? part : { ...part, attachment: { ...part.attachment, name: wellFormed(name) } };
+  });
+}
+
+/** True when a text of the message (its content or its source) holds a lone surrogate. */
+export function illFormedMessage(message: {
+  readonly content: UserContent;
+  readonly source?: string | undefined;
+}): boolean {
+  if (message.source !== undefined && hasLoneSurrogate(message.source)) return true;
+  const { content } = message;
+  if (typeof content === 'string') return hasLoneSurrogate(content);
+  return content.some((part) =>
+    part.type === 'text' ? hasLoneSurrogate(part.text) : hasLoneSurrogate(part.attachment.name ?? ''),
+  );
+}
+
+/**
+ * The one rule for the text of a message from outside, at every door (the HTTP API, the CLI, signals and updates
+ * in the workflow): each lone surrogate becomes U+FFFD, so the log, and every JSON made from it, is valid UTF-8.
+ */
+export function wellFormedMessage<T extends { readonly content: UserContent; readonly source?: string | undefined }>(
+  message: T,
+): T {
+  if (!illFormedMessage(message)) return message;
+  return {
+    ...message,
+    content: wellFormedContent(message.content),
+    ...(message.source !== undefined ? { source: wellFormed(message.source) } : {}),
+  };
+}
+
+// Limits count the text as sent; making it well-formed changes no length (one code unit for one).
 const BoundedContent = UserContent.superRefine((content, ctx) => {
   const problem = contentLimitProblem(content);
   if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
-});
+}).overwrite(wellFormedContent);
+
+/** A message's `source` as the doors take it: well-formed. */
+const DoorSource = z.string().min(1).max(200).overwrite(wellFormed);
 
 /** The first problem of a refused payload, naming the field it is in (`content: Invalid input`). */
 export function payloadProblem(error: z.ZodError): string {
@@ -72,8 +115,14 @@ export const MessageSignalShape = z.strictObject({
   source: z.string().min(1).max(200).optional(),
 });
 
-/** Payload of the `followup`, `steer` and `inject` signals. */
-export const MessageSignalPayload = MessageSignalShape.extend({ content: BoundedContent });
+/**
+ * Payload of the `followup`, `steer` and `inject` signals, as a door checks it: within the limits, its text made
+ * well-formed. The workflow reads `MessageSignalShape` and applies the same (see its signal handler).
+ */
+export const MessageSignalPayload = MessageSignalShape.extend({
+  content: BoundedContent,
+  source: DoorSource.optional(),
+});
 export type MessageSignalPayload = z.infer<typeof MessageSignalPayload>;
 
 /** The shape of a `send` payload without the content limits (what the update handler re-checks). */
@@ -90,16 +139,16 @@ export const SendUpdateShape = MessageSignalShape.extend({
   ifBusy: z.enum(['queue', 'steer', 'reject']).optional(),
 });
 
-/** Payload of the `send` update: the general form behind the three presets. */
-export const SendUpdatePayload = SendUpdateShape.extend({ content: BoundedContent });
+/** Payload of the `send` update: the general form behind the three presets (checked as a door checks it). */
+export const SendUpdatePayload = SendUpdateShape.extend({ content: BoundedContent, source: DoorSource.optional() });
 export type SendUpdatePayload = z.infer<typeof SendUpdatePayload>;
 
 /** Payload of the `approve` update: the decision on a tool call that waits for approval. */
 export const ApprovePayload = z.strictObject({
   callId: z.string().min(1).max(200),
   decision: z.enum(['approve', 'deny']),
-  by: z.string().min(1).max(200).optional(),
-  reason: z.string().max(2000).optional(),
+  by: z.string().min(1).max(200).overwrite(wellFormed).optional(),
+  reason: z.string().max(2000).overwrite(wellFormed).optional(),
   /**
    * Remember the decision for the rest of the session, as a logged rule that answers later asks: for every
    * call of this tool (`tool`) or for calls with exactly these arguments (`call`).

@@ -16,6 +16,7 @@ import {
   SendUpdateShape,
   messageStatusQuery,
   stateQuery,
+  wellFormedMessage,
   type MessageStatusView,
   type SendReceipt,
 } from '../shared/session-messages.js';
@@ -51,14 +52,10 @@ export function registerMessageHandlers(state: SessionState): void {
     origin: MessageOrigin,
   ): SendReceipt => {
     const messageId = payload.messageId ?? uuid4();
-    return state.inbox.accept(
-      { messageId, content: payload.content, source: payload.source },
-      target,
-      wakeup,
-      origin,
-      state.aborting,
-      () => Date.now(),
-    );
+    // The limits judged the text as sent (so a recorded run refuses and accepts as it did); the text taken in
+    // is made well-formed, the doors' rule. That changes only what an activity is handed, never a command.
+    const { content, source } = wellFormedMessage(payload);
+    return state.inbox.accept({ messageId, content, source }, target, wakeup, origin, state.aborting, () => Date.now());
   };
   const reject = (signal: string, problem: string, messageId?: string): void => {
     state.rejectedSignals++;

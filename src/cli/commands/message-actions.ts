@@ -73,7 +73,10 @@ export const messageCommand = cliAction(
     const messageId = payload.messageId ?? '';
     return withContext(sessionId, async (ctx) => {
       const send = kind === 'steer' ? ctx.sessions.steer.bind(ctx.sessions) : ctx.sessions.inject.bind(ctx.sessions);
-      await send(sessionId, payload.content, { messageId, source: options.source });
+      await send(sessionId, payload.content, {
+        messageId,
+        ...(payload.source !== undefined ? { source: payload.source } : {}),
+      });
       sentLine(options, { sessionId, messageId, kind }, `${kind === 'steer' ? 'steered' : 'injected'} ${messageId}`);
       return awaitFate(ctx, sessionId, messageId, options, { sessionId, messageId, kind });
     });
