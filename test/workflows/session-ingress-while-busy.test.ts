@@ -70,6 +70,9 @@ describe('messages accepted while a step runs are logged while it runs', () => {
       },
       tools: [echoTool],
       plugins: [approvalPolicyPlugin({ ask: ['echo'] })],
+      // The answers are held on purpose until the test lets them go, which on a loaded machine (100 sessions at
+      // once) takes longer than the watchdog for a silent provider: it would cut the held stream and retry it.
+      idleTimeoutMs: 120_000,
     });
   });
   afterAll(async () => {
