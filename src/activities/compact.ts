@@ -96,7 +96,7 @@ export async function compact(context: ActivityContext, input: CompactInput): Pr
         'the summary request differs from the stored log',
       );
     }
-    const wire = await toWireBody(built, runtime.profile);
+    const wire = await toWireBody(built, runtime.profile, runtime.readAttachment);
     // What compact/summary and compact/refused both record of the request, for the audit to re-derive.
     const sent = {
       provider: built.config.provider,

@@ -147,7 +147,12 @@ async function overAllowance(
   if (options.allowanceUsd === undefined) return null;
   const request = buildSessionRequest(session);
   const { provider, model } = request.config;
-  const bound = worstCaseOf(runtime, session, request, (await toWireBody(request, runtime.profile)).bytes);
+  const bound = worstCaseOf(
+    runtime,
+    session,
+    request,
+    (await toWireBody(request, runtime.profile, runtime.readAttachment)).bytes,
+  );
   if ('problem' in bound) {
     return bound.problem === 'no-price'
       ? `a budget is set but "${provider}/${model}" has no price`

@@ -24,7 +24,7 @@ export async function answerOpenStep(
   let session = opened;
   // The request is what a fresh read of the stored eval log derives, or nothing is sent.
   const request = await gate.verify(buildSessionRequest(session));
-  const wire = await toWireBody(request, runtime.profile);
+  const wire = await toWireBody(request, runtime.profile, runtime.readAttachment);
   const recordedSent = open.requestSeq !== null ? session.events[open.requestSeq] : undefined;
   if (recordedSent?.type !== 'request/sent') {
     session = await cache.append(session, [

@@ -192,7 +192,12 @@ async function budgetRefusal(
 ): Promise<{ reason: string; needsUsd?: number } | null> {
   const request = buildSessionRequest(seeded);
   const { provider, model } = request.config;
-  const bound = worstCaseOf(runtime, seeded, request, (await toWireBody(request, runtime.profile)).bytes);
+  const bound = worstCaseOf(
+    runtime,
+    seeded,
+    request,
+    (await toWireBody(request, runtime.profile, runtime.readAttachment)).bytes,
+  );
   if ('problem' in bound) {
     return {
       reason:

@@ -17,7 +17,7 @@ import type { ActivityContext } from './activity-context.js';
 import { callHolder, callModelAdmitted } from './admitted-model-call.js';
 import { holdTenantSpend } from './tenant-spend.js';
 import { costVerdict, stepCost } from './cost-cap.js';
-import { enterStep } from './enter-step.js';
+import { enterStep, MESSAGES_DISCARDED } from './enter-step.js';
 import { failpoint } from './failpoints.js';
 import { ingressDrafts } from './inbox-drafts.js';
 import { nextHeader } from './next-header.js';
@@ -57,23 +57,27 @@ async function stepFromBoundary(
   let session = staged;
   const ended = session.state.lastTurnEnd;
   if (ended?.turn === turn) {
-    // Ended by an earlier attempt of this activity: a rejected batch, or the cost cap.
+    // Ended by an earlier attempt of this activity: a rejected batch, the cost cap, or nothing left to send.
     const blocked = unanswered(await context.outcome(session, input.knownHead), 'blocked');
-    return ended.reason === 'budget'
-      ? { ...blocked, turnEnd: { reason: 'budget', errorCode: ended.error?.code ?? null } }
-      : blocked;
+    const errorCode = ended.error?.code ?? null;
+    if (ended.reason === 'budget' || ended.reason === 'completed')
+      return { ...blocked, turnEnd: { reason: ended.reason, errorCode } };
+    return errorCode === MESSAGES_DISCARDED ? { ...blocked, turnEnd: { reason: 'blocked', errorCode } } : blocked;
   }
   let record = stepRecord(session, turn, step);
-  if (!record.started) {
+  // Entering the step composes its header too (the header's model decides which images it can send).
+  const entering = !record.started;
+  if (entering) {
     const entry = await enterStep(context, session, input);
     session = entry.session;
     if (entry.result !== 'entered') {
-      return unanswered(await context.outcome(session, input.knownHead), entry.result);
+      const outcome = unanswered(await context.outcome(session, input.knownHead), entry.result);
+      return entry.turnEnd ? { ...outcome, turnEnd: entry.turnEnd } : outcome;
     }
     record = stepRecord(session, turn, step);
   }
 
-  if (!record.assistant && !record.header) {
+  if (!entering && !record.assistant && !record.header) {
     const header = await nextHeader(runtime, session, input.instance.headerRecorded, turn, step);
     if (header) {
       session = cache.stage(session, [{ type: 'request/header', at: input.at, turn, step, ...header }]);
@@ -110,7 +114,7 @@ async function stepFromBoundary(
   const built = buildSessionRequest(session);
   const observed = runtime.onRequest ? runtime.onRequest(built, stepContext) : built;
   const request = await gate.verify(observed);
-  const wire = await toWireBody(request, runtime.profile);
+  const wire = await toWireBody(request, runtime.profile, runtime.readAttachment);
   // A request already recorded as sent passed the caps before (a retry after a crash): it goes again.
   const tenantCap = runtime.tenant !== undefined ? runtime.limiter?.tenantCostCapUsd(runtime.tenant) : undefined;
   const cost = costVerdict(runtime, session, request, wire.bytes, tenantCap);

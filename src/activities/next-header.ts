@@ -2,7 +2,14 @@
 // or `resume` over a log that has one); later steps log one only when the composed header changed. Every
 // header records its model's context window, and the default output limit of that window where the worker
 // has one (context-window.ts).
-import { canonicalJson, delegatedHeader, delegationOf, type RequestHeader, type Session } from '../core/index.js';
+import {
+  canonicalJson,
+  delegatedHeader,
+  delegationOf,
+  type RequestHeader,
+  type Session,
+  type SessionEvent,
+} from '../core/index.js';
 import { withContextWindow, withDefaultMaxTokens } from './context-window.js';
 import { maxDelegationDepth } from './delegations.js';
 import type { SessionRuntime } from './session-runtime.js';
@@ -13,13 +20,15 @@ export async function nextHeader(
   instanceRecorded: boolean,
   turn: number,
   step: number,
+  /** The log the composition sees: the session's, or that and the step's events about to be staged. */
+  events: readonly SessionEvent[] = session.events,
 ): Promise<{ reason: 'initial' | 'resume' | 'change'; header: RequestHeader } | undefined> {
   const current = session.requestHeader();
   const composed = await runtime.composeHeader({
     sessionId: session.sessionId,
     turn,
     step,
-    events: session.events,
+    events,
     firstOfInstance: !instanceRecorded,
     current,
   });

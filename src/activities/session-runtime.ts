@@ -14,6 +14,7 @@ import type {
   ToolProgressReport,
 } from '../plugins/contracts.js';
 import type { ModelDelta } from '../providers/call-model.js';
+import type { ReadAttachment } from '../providers/wire-body.js';
 import type { PricingTable } from '../providers/pricing.js';
 import type { EvalJudge } from '../eval/eval-judge.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
@@ -39,6 +40,11 @@ export interface HeaderContext {
 export interface SessionRuntime {
   readonly store: SessionStore;
   readonly profile: ProviderProfile;
+  /**
+   * Reads the image attachments messages cite (the worker's attachment store, `$DH_HOME/attachments`). Absent:
+   * this worker sends no image, and a step discards a message carrying one (unusable-messages.ts).
+   */
+  readonly readAttachment?: ReadAttachment;
   /** Read from the environment by the worker; never logged, never in a payload. */
   readonly apiKey: string;
   /**

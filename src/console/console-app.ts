@@ -4,6 +4,7 @@
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
 import type { DeriveOptions } from '../audit/derive-sent-requests.js';
+import type { ReadAttachment } from '../providers/wire-body.js';
 import type { SessionClient } from '../client/session-client.js';
 import { NO_WORKER_POLLING, noWorkerMessage } from '../client/worker-presence.js';
 import { sessionOverview } from '../operations/session-overview.js';
@@ -25,6 +26,7 @@ import {
 import { apiError, ConsoleErrorCode, toApiError } from './console-errors.js';
 import { consoleGuard } from './console-security.js';
 import { liveStream } from './live-stream.js';
+import { checkMessageAttachments } from './message-attachments.js';
 import { openApiDocument } from './openapi-document.js';
 import { queuedMessages } from './queued-messages.js';
 import { OverviewMemo } from './overview-memo.js';
@@ -42,6 +44,8 @@ export interface ConsoleDeps {
   readonly sessions: SessionClient | null;
   /** How step requests are re-derived (the worker's provider profile, attachments). */
   readonly derive?: DeriveOptions;
+  /** The workers' attachment store: a message citing an image it does not hold is refused (422). */
+  readonly readAttachment?: ReadAttachment;
   /** The browser app's build (default: CONSOLE_UI_DIR). */
   readonly uiDir: string;
   /** Live stream timing (tests shorten it). */
@@ -153,6 +157,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
   app.post(CONSOLE_ROUTES.messages, async (c) => {
     const id = c.req.param('id');
     const body = await bodyOf(c, MessageBody);
+    if (options.readAttachment !== undefined) await checkMessageAttachments(body.content, options.readAttachment);
     const client = reachable(sessions);
     const source = body.source !== undefined ? { source: body.source } : {};
     if (body.kind === 'followup') await client.followup(id, body.content, source);

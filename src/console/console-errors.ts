@@ -38,6 +38,9 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   SESSION_BUSY: 409,
   UNSUPPORTED_MEDIA_TYPE: 415,
   REQUEST_UNDERIVABLE: 422,
+  /** A message citing an image the attachment store does not hold, or not as its reference says. */
+  ATTACHMENT_NOT_FOUND: 422,
+  ATTACHMENT_INVALID: 422,
   CLIENT_TIMEOUT: 504,
   TEMPORAL_UNREACHABLE: 503,
 };

@@ -157,16 +157,17 @@ export interface ModelStepInput extends InboxInput {
 
 export interface ModelStepOutcome extends AppendOutcome {
   /**
-   * `blocked`: the pre-step hook rejected the batch; the activity ended the turn. `compact`: the
+   * `blocked`: the activity ended the turn (see `turnEnd`). `compact`: the
    * request would exceed the context-pressure threshold; nothing of the step was logged, the
    * workflow compacts and asks again.
    */
   readonly outcome: 'responded' | 'blocked' | 'compact';
   /**
-   * How the activity ended the turn, when it did (`blocked`): the pre-step hook's rejection, or `budget` when
-   * the call would pass the cost cap. Absent in results recorded before it (they were all rejections).
+   * How the activity ended the turn, when it did (`blocked`): the pre-step hook's rejection, `budget` when the
+   * call would pass the cost cap, or (`blocked` at a turn's first step, `completed` later) nothing left to send
+   * once the step's messages were discarded. Absent in results recorded before it (they were all rejections).
    */
-  readonly turnEnd?: { readonly reason: 'blocked' | 'budget'; readonly errorCode: string | null };
+  readonly turnEnd?: { readonly reason: 'blocked' | 'budget' | 'completed'; readonly errorCode: string | null };
   /** Ids of the tool calls the model made (their arguments stay in the log). */
   readonly toolCallIds: readonly string[];
   /** True when the step has no tool calls and the activity already appended `step/end`. */

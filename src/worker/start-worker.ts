@@ -109,6 +109,7 @@ export async function startWorker(
   });
   // The worker's converter: an undecryptable signal or update is refused by the session, not a stuck task.
   const dataConverter = workerDataConverterFromEnv();
+  const attachments = new AttachmentStore(attachmentRoot(config));
   const worker = await createSessionWorker({
     ...(dataConverter ? { dataConverter } : {}),
     ...(tls !== undefined ? { tls } : {}),
@@ -124,6 +125,8 @@ export async function startWorker(
     runtime: {
       store,
       profile,
+      // The images messages cite: read (and verified) from $DH_HOME/attachments when a step claims and sends them.
+      readAttachment: (ref) => attachments.get(ref),
       apiKey,
       ...(endpoint.from === 'assumed' ? { contextWindowAssumed: true } : {}),
       ...(defaultMaxTokens !== undefined ? { defaultMaxTokens } : {}),

@@ -22,6 +22,7 @@ export function startTestConsole(
     channel,
     sessions: new SessionClient(h.client, { taskQueue: h.taskQueue, timeoutMs: 10_000 }),
     derive: { profile: h.profile },
+    readAttachment: (ref) => h.attachments.get(ref),
     uiDir: options.uiDir ?? '/nonexistent-console-ui',
     host: options.host ?? '127.0.0.1',
     port: 0,

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiError, SessionList } from '../../src/console/console-api.js';
 import { CONSOLE_ROUTES } from '../../src/console/console-api.js';
+import type { AttachmentRef } from '../../src/core/index.js';
 import type { ConsoleServer } from '../../src/console/console-server.js';
 import { statusOf } from '../../src/console/console-errors.js';
 import { CLIENT_ERRORS_BY_ROUTE, GUARD_ERRORS } from '../../src/console/route-errors.js';
@@ -14,6 +15,13 @@ import { startHarness, waitForTurnEnd, type Harness } from '../helpers/session-h
 import { call, post, startTestConsole } from './console-client.js';
 
 type Route = keyof typeof CONSOLE_ROUTES;
+
+const DOT_PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+const DOT: AttachmentRef = { id: '', mediaType: 'image/png', bytes: Buffer.from(DOT_PNG, 'base64').length };
+const pictured = (attachment: AttachmentRef) => ({
+  kind: 'followup',
+  content: [{ type: 'image', attachment }],
+});
 interface Provoke {
   readonly route: Route;
   readonly code: string;
@@ -101,6 +109,19 @@ describe('console route errors', () => {
         route: 'messages',
         code: 'INVALID_PAYLOAD',
         request: () => send('/api/sessions/errs-done/messages', { kind: 'followup' }),
+      },
+      {
+        route: 'messages',
+        code: 'ATTACHMENT_NOT_FOUND',
+        request: () => send('/api/sessions/errs-done/messages', pictured({ ...DOT, id: `sha256:${'0'.repeat(64)}` })),
+      },
+      {
+        route: 'messages',
+        code: 'ATTACHMENT_INVALID',
+        request: async () => {
+          const ref = await h.attachments.put(Buffer.from(DOT_PNG, 'base64'), 'image/png');
+          return send('/api/sessions/errs-done/messages', pictured({ ...ref, mediaType: 'image/gif' }));
+        },
       },
       { route: 'interrupt', code: 'SESSION_NOT_FOUND', request: () => send('/api/sessions/errs-none/interrupt', {}) },
       { route: 'interrupt', code: 'SESSION_CLOSED', request: () => send('/api/sessions/errs-closed/interrupt', {}) },

@@ -17,6 +17,7 @@ import { startScriptedProvider, type ScriptedProvider } from '../../src/scripted
 import type { Script } from '../../src/scripted-provider/script.js';
 import type { SessionStore } from '../../src/stores/session-store.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
+import { AttachmentStore } from '../../src/stores/attachment-store.js';
 import { createSessionWorker } from '../../src/worker/create-session-worker.js';
 import type { Telemetry } from '../../src/observability/telemetry.js';
 import { defaultHeaderComposer } from '../../src/worker/default-header.js';
@@ -25,7 +26,7 @@ import type { PolicyEngine } from '../../src/policy/policy-engine.js';
 import { createPluginRuntime } from '../../src/plugins/plugin-runtime.js';
 import { systemPromptPlugin, toolsPlugin } from '../../src/plugins/basic-plugins.js';
 import { buildCompactionRequest, buildRequest } from '../../src/core/index.js';
-import { toWireBody } from '../../src/providers/wire-body.js';
+import { toWireBody, type ReadAttachment } from '../../src/providers/wire-body.js';
 import { sessionWorkflowId, stateQuery, type SessionStateView } from '../../src/shared/session-messages.js';
 import type { SessionLimits } from '../../src/shared/session-workflow-input.js';
 import { agentSession } from '../../src/workflows/session-workflow.js';
@@ -51,6 +52,8 @@ export interface ScenarioRuntimeOptions {
   readonly idleTimeoutMs?: number;
   /** The scripted models' context window in tokens (small values make compaction happen early). */
   readonly contextWindow?: number;
+  /** Whether the scripted models take images (default: text-only). */
+  readonly vision?: boolean;
   /** Fleet controls of the worker's runtime: prices, the session cost cap, a limiter and its tenant. */
   readonly fleet?: Partial<Pick<SessionRuntime, 'pricing' | 'sessionCostCapUsd' | 'limiter' | 'tenant'>>;
   /** The tool policy the worker judges every call by (its verdicts are logged). */
@@ -75,6 +78,8 @@ export interface ScenarioRuntime {
   readonly storePath: string;
   readonly provider: ScriptedProvider;
   readonly profile: ProviderProfile;
+  /** The worker's attachment store (in `dir`): images messages cite are read from here. */
+  readonly attachments: AttachmentStore;
   readonly taskQueue: string;
   readonly dir: string;
   /** Every session started through `start` (the provider is shared by them). */
@@ -90,14 +95,14 @@ export interface ScenarioRuntime {
 
 let counter = 0;
 
-export function scriptedProfile(baseURL: string, contextWindow = 128_000): ProviderProfile {
+export function scriptedProfile(baseURL: string, contextWindow = 128_000, vision = false): ProviderProfile {
   return genericProfile({
     name: 'scripted',
     baseURL,
     apiKeyEnv: SCENARIO_KEY_ENV,
     models: [
-      { id: SCENARIO_MODEL, contextWindow, vision: false, thinking: 'none' },
-      { id: SCENARIO_MODEL_2, contextWindow, vision: false, thinking: 'none' },
+      { id: SCENARIO_MODEL, contextWindow, vision, thinking: 'none' },
+      { id: SCENARIO_MODEL_2, contextWindow, vision, thinking: 'none' },
     ],
   });
 }
@@ -118,7 +123,8 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
       script: { models: [SCENARIO_MODEL, SCENARIO_MODEL_2], ...options.script },
     });
     cleanups.push(() => provider.close());
-    const profile = scriptedProfile(provider.url, options.contextWindow);
+    const profile = scriptedProfile(provider.url, options.contextWindow, options.vision);
+    const attachments = new AttachmentStore(join(dir, 'attachments'));
     const storePath = join(dir, 'sessions.db');
     const store = SqliteSessionStore.open(storePath);
     cleanups.push(() => store.close());
@@ -137,6 +143,7 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
         runtime: {
           store,
           profile,
+          readAttachment: (ref) => attachments.get(ref),
           apiKey: options.apiKey ?? 'sk-test-not-a-real-key',
           tools,
           composeHeader: defaultHeaderComposer({
@@ -190,6 +197,7 @@ export async function startScenarioRuntime(options: ScenarioRuntimeOptions): Pro
       storePath,
       provider,
       profile,
+      attachments,
       taskQueue,
       dir,
       sessionIds,
@@ -268,11 +276,12 @@ export async function derivedBodies(
   sessionId: string,
   events: readonly SessionEvent[],
   profile: ProviderProfile,
+  readAttachment?: ReadAttachment,
 ): Promise<string[]> {
   const bodies: string[] = [];
   for (const event of events) {
     if (event.type === 'request/sent') {
-      const wire = await toWireBody(buildRequest(sessionId, events.slice(0, event.seq)), profile);
+      const wire = await toWireBody(buildRequest(sessionId, events.slice(0, event.seq)), profile, readAttachment);
       if (wire.digest !== event.digest)
         throw new Error(`${sessionId} step ${event.turn}.${event.step}: the recorded digest does not re-derive`);
       bodies.push(wire.body);
@@ -280,6 +289,7 @@ export async function derivedBodies(
       const wire = await toWireBody(
         buildCompactionRequest(sessionId, events.slice(0, event.seq), event.maxTokens),
         profile,
+        readAttachment,
       );
       if (wire.digest !== event.requestDigest)
         throw new Error(`${sessionId} compaction ${event.compactionId}: the recorded digest does not re-derive`);
@@ -297,6 +307,8 @@ export async function derivedBodies(
 export async function expectProviderSawTheLog(
   runtime: Pick<ScenarioRuntime, 'provider' | 'profile' | 'sessionIds'> & {
     readonly store: Pick<SessionStore, 'read'>;
+    /** Where the images the logs cite are read from (a scenario runtime's own store). */
+    readonly attachments?: Pick<AttachmentStore, 'get'>;
   },
   sessionIds: readonly string[],
 ): Promise<void> {
@@ -304,13 +316,15 @@ export async function expectProviderSawTheLog(
     .requests()
     .filter((r) => r.path.endsWith('/chat/completions'))
     .map((r) => r.body);
+  const attachments = runtime.attachments;
+  const read: ReadAttachment | undefined = attachments ? (ref) => attachments.get(ref) : undefined;
   const explained = new Set<string>();
   for (const sessionId of runtime.sessionIds) {
     const events = await runtime.store.read(sessionId).catch(() => []);
-    for (const body of await derivedBodies(sessionId, events, runtime.profile)) explained.add(body);
+    for (const body of await derivedBodies(sessionId, events, runtime.profile, read)) explained.add(body);
   }
   for (const sessionId of sessionIds) {
-    const derived = await derivedBodies(sessionId, await runtime.store.read(sessionId), runtime.profile);
+    const derived = await derivedBodies(sessionId, await runtime.store.read(sessionId), runtime.profile, read);
     const mine = new Set(derived);
     const arrived = received.filter((body) => mine.has(body)).filter((body, i, all) => i === 0 || body !== all[i - 1]);
     if (JSON.stringify(arrived) !== JSON.stringify(derived)) {

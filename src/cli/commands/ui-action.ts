@@ -37,6 +37,7 @@ export const uiCommand = cliAction(async (options: UiCommandOptions) => {
         ...(profile !== undefined ? { profile } : {}),
         readAttachment: (ref) => attachments.get(ref),
       },
+      readAttachment: (ref) => attachments.get(ref),
       host: options.host,
       port: options.port,
       token: token?.token ?? null,
