@@ -1,0 +1,136 @@
+// The one engine a policy file's patterns (regexes, and globs via glob-to-re2.ts) run on: RE2, through
+// re2-wasm (WebAssembly, no native build). RE2 matches in time linear in the text, so no pattern an author
+// writes and no argument a model sends can stall the worker the way a backtracking engine can.
+import { createRequire } from 'node:module';
+import { dirname, sep } from 'node:path';
+import type { RE2 } from 're2-wasm';
+import { DhError } from '../core/errors.js';
+
+/**
+ * The longest text (UTF-16 code units) a pattern is matched against. Linear time still grows with the
+ * text, and re2-wasm copies it into a fixed 16 MiB heap: a longer argument is not matched, and the rule
+ * that would have matched it cannot decide (the call asks).
+ */
+export const MAX_MATCHED_LENGTH = 65_536;
+
+/** Compiled patterns kept; beyond it the least recently used is freed (its WASM memory with it). */
+const CACHED_PATTERNS = 128;
+
+/** A pattern cannot say whether it matches a text: the text is too long, or RE2 cannot run the pattern. */
+export class PatternUndecidableError extends DhError {
+  constructor(problem: string) {
+    super('POLICY_PATTERN_UNDECIDABLE', problem);
+  }
+}
+
+const require = createRequire(import.meta.url);
+/** What an aborting WebAssembly instance throws (Node's global; this project's TypeScript libs do not type it). */
+const WasmRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: ErrorConstructor } }).WebAssembly
+  .RuntimeError;
+
+type Compiled = { readonly ok: true; readonly re: RE2 } | { readonly ok: false; readonly problem: string };
+
+interface Engine {
+  readonly RE2: typeof RE2;
+  /** Source → compiled (anchored) or why not, least recently used first. */
+  readonly compiled: Map<string, Compiled>;
+}
+
+let engine: Engine | undefined;
+
+function currentEngine(): Engine {
+  engine ??= { RE2: (require('re2-wasm') as { RE2: typeof RE2 }).RE2, compiled: new Map() };
+  return engine;
+}
+
+// re2-wasm aborts when its fixed heap runs out (a WebAssembly.RuntimeError), and an aborted instance is
+// in no state to match again. Forgetting the module makes the next require instantiate a fresh one, with
+// an empty heap; the old instance and everything compiled in it are garbage then.
+function discardEngine(): void {
+  const root = `${dirname(require.resolve('re2-wasm/package.json'))}${sep}`;
+  for (const key of Object.keys(require.cache)) if (key.startsWith(root)) delete require.cache[key];
+  engine = undefined;
+}
+
+// An RE2 object's C++ side lives in the WASM heap until deleted; re2-wasm 1.0.2 (pinned) keeps it as the
+// embind handle `wrapper` and never frees it itself.
+function free(re: RE2): void {
+  const { wrapper } = re as unknown as { wrapper?: { delete?: () => void } };
+  wrapper?.delete?.();
+}
+
+function build(e: Engine, source: string): Compiled {
+  try {
+    // Alone first: a source that compiles by itself cannot close the anchoring group around it.
+    free(new e.RE2(source, 'u'));
+    return { ok: true, re: new e.RE2(`^(?:${source})$`, 'u') };
+  } catch (error) {
+    if (!(error instanceof SyntaxError)) throw error;
+    return { ok: false, problem: error.message.replace(/^Invalid regular expression: \/.*\/u: /s, '') };
+  }
+}
+
+/** The compiled whole-string pattern for `source`, from the cache or built (and cached) now. */
+function compile(e: Engine, source: string): Compiled {
+  const cached = e.compiled.get(source);
+  if (cached !== undefined) {
+    e.compiled.delete(source);
+    e.compiled.set(source, cached);
+    return cached;
+  }
+  const compiled = build(e, source);
+  e.compiled.set(source, compiled);
+  for (const [key, old] of e.compiled) {
+    if (e.compiled.size <= CACHED_PATTERNS) break;
+    e.compiled.delete(key);
+    if (old.ok) free(old.re);
+  }
+  return compiled;
+}
+
+/** Runs `use` on the engine; an abort costs the instance, and `use` is tried once more on a fresh one. */
+function withEngine<T>(use: (e: Engine) => T): T {
+  try {
+    return use(currentEngine());
+  } catch (error) {
+    if (!(error instanceof WasmRuntimeError)) throw error;
+    discardEngine();
+    try {
+      return use(currentEngine());
+    } catch (again) {
+      if (!(again instanceof WasmRuntimeError)) throw again;
+      discardEngine();
+      throw new PatternUndecidableError('the pattern engine ran out of memory');
+    }
+  }
+}
+
+/** Why RE2 cannot run `source` as a whole-string pattern (JavaScript syntax, the `u` flag), or undefined. */
+export function re2Problem(source: string): string | undefined {
+  try {
+    const compiled = withEngine((e) => compile(e, source));
+    return compiled.ok ? undefined : compiled.problem;
+  } catch (error) {
+    if (error instanceof PatternUndecidableError) return error.message;
+    throw error;
+  }
+}
+
+/**
+ * Whether all of `text` matches `source`. Throws PatternUndecidableError when the text is longer than
+ * `maxLength` or RE2 cannot run the pattern: the caller decides what no answer means (fail closed).
+ */
+export function re2Match(source: string, text: string, maxLength: number = MAX_MATCHED_LENGTH): boolean {
+  if (text.length > maxLength)
+    throw new PatternUndecidableError(
+      `the text is ${text.length} characters long, over the ${maxLength} a pattern is matched against`,
+    );
+  // A lone surrogate would reach RE2 as invalid UTF-8, which no `.` matches: judge the text as a program
+  // receiving it would see it, with U+FFFD in its place.
+  const wellFormed = (text as string & { toWellFormed(): string }).toWellFormed();
+  return withEngine((e) => {
+    const compiled = compile(e, source);
+    if (!compiled.ok) throw new PatternUndecidableError(`RE2 cannot run the pattern (${compiled.problem})`);
+    return compiled.re.test(wellFormed);
+  });
+}
