@@ -1,12 +1,12 @@
 // The pure half of the tool policy: given the rules, the rules this session remembered, a call and its
 // path facts, which rule decides and how. The file's first matching rule wins; no match asks (fail
 // closed); an ask may be answered by a remembered rule. Evaluators (policy-engine.ts) come after this.
-import picomatch from 'picomatch';
 import { canonicalJson } from '../core/canonical-json.js';
 import type { ArgumentPredicate, PolicyOutcome, PolicyRule } from '../core/policy-rule.js';
 import type { VerdictSource } from '../core/events.js';
 import { pointerGet } from './json-pointer.js';
 import { argKey, dirKey, type PathFacts } from './policy-paths.js';
+import { globMatches, PatternUndecidableError, regexMatches } from './policy-patterns.js';
 import { ruleMatchesTool } from './tool-pattern.js';
 
 export interface PolicyCall {
@@ -29,14 +29,29 @@ export function decideCall(
   call: PolicyCall,
   facts: PathFacts,
 ): PolicyDecision {
-  const rule = rules.find((r) => ruleMatches(r, call, facts));
+  let rule: PolicyRule | undefined;
+  for (const candidate of rules) {
+    const matched = tryRule(candidate, call, facts);
+    if (typeof matched === 'string')
+      // Rules decide in order: one that cannot say leaves every later one unreachable, so the call asks.
+      return {
+        outcome: 'ask',
+        by: 'default',
+        reason: `policy rule "${candidate.id}" cannot decide this ${call.name} call: ${matched}`.slice(0, 2000),
+      };
+    if (matched) {
+      rule = candidate;
+      break;
+    }
+  }
   const fromFile: PolicyDecision =
     rule === undefined
       ? { outcome: 'ask', by: 'default', reason: `no policy rule decides ${call.name} calls like this one` }
       : { outcome: rule.outcome, by: 'rule', rule: rule.id, reason: rule.reason ?? defaultReason(rule, call.name) };
   if (fromFile.outcome !== 'ask') return fromFile;
   // A remembered answer answers asks only: it never overrides what the file allows or denies.
-  const remembered = sessionRules.find((r) => r.outcome !== 'ask' && ruleMatches(r, call, facts));
+  // One that cannot say whether it matches answers nothing: the ask stands.
+  const remembered = sessionRules.find((r) => r.outcome !== 'ask' && tryRule(r, call, facts) === true);
   if (remembered === undefined) return fromFile;
   return {
     outcome: remembered.outcome,
@@ -46,6 +61,7 @@ export function decideCall(
   };
 }
 
+/** Whether the rule matches the call; throws PatternUndecidableError when one of its patterns cannot say. */
 export function ruleMatches(rule: PolicyRule, call: PolicyCall, facts: PathFacts): boolean {
   if (!ruleMatchesTool(rule, call.name)) return false;
   return (rule.when ?? []).every((predicate) => predicateHolds(predicate, call.args, facts));
@@ -59,8 +75,13 @@ export function predicateHolds(predicate: ArgumentPredicate, args: unknown, fact
   if (predicate.oneOf !== undefined) return predicate.oneOf.some((v) => canonicalJson(v) === canonicalJson(value));
   if (typeof value !== 'string') return false;
   if (predicate.prefix !== undefined) return value.startsWith(predicate.prefix);
-  if (predicate.glob !== undefined) return globMatcher(predicate.glob)(value);
-  if (predicate.regex !== undefined) return regexMatcher(predicate.regex)(value);
+  try {
+    if (predicate.glob !== undefined) return globMatches(predicate.glob, value);
+    if (predicate.regex !== undefined) return regexMatches(predicate.regex, value);
+  } catch (error) {
+    if (!(error instanceof PatternUndecidableError)) throw error;
+    throw new PatternUndecidableError(`${predicate.arg === '' ? 'the arguments' : predicate.arg}: ${error.message}`);
+  }
   if (predicate.inside !== undefined) {
     const path = facts[argKey(predicate.arg)];
     const dir = facts[dirKey(predicate.inside)];
@@ -80,22 +101,12 @@ function defaultReason(rule: PolicyRule, name: string): string {
     : `policy rule "${rule.id}" ${rule.outcome === 'ask' ? 'asks about' : 'allows'} this ${name} call`;
 }
 
-const globs = new Map<string, (text: string) => boolean>();
-const regexes = new Map<string, (text: string) => boolean>();
-
-// `bash`: a single `*` crosses "/" too, as a shell user expects of `git *`.
-function globMatcher(glob: string): (text: string) => boolean {
-  let matcher = globs.get(glob);
-  if (matcher === undefined) globs.set(glob, (matcher = picomatch(glob, { bash: true, dot: true })));
-  return matcher;
-}
-
-// Anchored: a pattern meant for `npm test` must not also pass `npm test; rm -rf ~`.
-function regexMatcher(source: string): (text: string) => boolean {
-  let matcher = regexes.get(source);
-  if (matcher === undefined) {
-    const regex = new RegExp(`^(?:${source})$`, 'u');
-    regexes.set(source, (matcher = (text) => regex.test(text)));
+/** Whether the rule matches, or why it cannot say (a pattern and a text RE2 cannot judge). */
+function tryRule(rule: PolicyRule, call: PolicyCall, facts: PathFacts): boolean | string {
+  try {
+    return ruleMatches(rule, call, facts);
+  } catch (error) {
+    if (error instanceof PatternUndecidableError) return error.message;
+    throw error;
   }
-  return matcher;
 }

@@ -8,6 +8,7 @@ import { DhError } from '../core/errors.js';
 import { PolicyRule } from '../core/policy-rule.js';
 import { describeIssue, formatPath, parseConfigJson } from '../config/config-file-problems.js';
 import { LlmEvaluatorConfig } from './llm-evaluator-config.js';
+import { firstPatternProblem } from './policy-patterns.js';
 
 const CODE = 'INVALID_CONFIG';
 /** Ids of rules remembered in a session (see session-rules.ts); a file's rule may not take one. */
@@ -74,6 +75,10 @@ export function parsePolicy(text: string, file: string): Policy {
     return fail(describeIssue(issue), formatPath(issue.path));
   }
   const { rules } = parsed.data;
+  // Refused at load, not met at the first call: a pattern RE2 cannot run would leave its rule unable to decide.
+  const unrunnable = firstPatternProblem(rules);
+  if (unrunnable !== undefined)
+    return fail(`rule "${unrunnable.rule}": ${unrunnable.problem}`, formatPath(unrunnable.path));
   return {
     file,
     version: parsed.data.version ?? `rules-${sha256Digest(canonicalJson(rules)).slice(7, 19)}`,

@@ -6,7 +6,7 @@ import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { PolicyRule } from '../core/policy-rule.js';
 import { resolveWorkspacePath } from '../tools/workspace-path.js';
 import { pointerGet } from './json-pointer.js';
-import { ruleMatchesTool } from './tool-pattern.js';
+import { ruleMayMatchTool } from './tool-pattern.js';
 
 /** `arg:<pointer>` and `dir:<directory>` → the workspace-relative resolved path, or null (outside, refused). */
 export type PathFacts = Readonly<Record<string, string | null>>;
@@ -27,7 +27,7 @@ export function parseArguments(raw: string): unknown {
 export function pathFactKeys(rules: readonly PolicyRule[], name: string): string[] {
   const keys = new Set<string>();
   for (const rule of rules) {
-    if (!ruleMatchesTool(rule, name)) continue;
+    if (!ruleMayMatchTool(rule, name)) continue;
     for (const predicate of rule.when ?? []) {
       if (predicate.inside === undefined) continue;
       keys.add(dirKey(predicate.inside));
@@ -46,7 +46,7 @@ export async function gatherPathFacts(
 ): Promise<PathFacts> {
   const facts: Record<string, string | null> = {};
   for (const rule of rules) {
-    if (!ruleMatchesTool(rule, name)) continue;
+    if (!ruleMayMatchTool(rule, name)) continue;
     for (const predicate of rule.when ?? []) {
       if (predicate.inside === undefined) continue;
       const dir = dirKey(predicate.inside);
