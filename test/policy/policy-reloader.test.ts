@@ -78,6 +78,31 @@ describe('reloadingPolicy', () => {
     expect(events[2]).toBe('reloaded v1');
   });
 
+  it('an edit to a pattern RE2 cannot run stops the file loading, naming the rule, until it is fixed', async () => {
+    const { file, source, events } = await followed('lookahead.json', fileWith(allowShell, 'v1'));
+    const lookahead = [
+      { id: 'npm-only', tool: 'shell', when: [{ arg: '/command', regex: 'npm(?= )' }], outcome: 'allow' },
+    ];
+    writeFileSync(file, fileWith(lookahead, 'v2'));
+    const broken = await source.current();
+    expect(broken).toMatchObject({ ok: false, version: expect.stringMatching(/^invalid-/) });
+    expect(broken.ok ? '' : broken.problem).toMatch(
+      /^invalid tool policy in .*lookahead\.json: rules\[0\]\.when\[0\]\.regex: rule "npm-only": RE2 cannot run this regular expression/,
+    );
+    const verdict = await createPolicyEngine(source).judge({
+      call: { callId: 'c1', name: 'shell', arguments: '{"command":"npm test"}' },
+      sessionRules: [],
+      workspace: dir,
+      context: { sessionId: 's', turn: 1, step: 1 } as never,
+      at: 1,
+    });
+    expect(verdict).toMatchObject({ outcome: 'ask', by: 'default' });
+    expect(verdict.reason).toMatch(/does not load, so every call asks until it does: .*rule "npm-only"/);
+    writeFileSync(file, fileWith(allowShell, 'v3'));
+    expect(await versionOf(source)).toBe('v3');
+    expect(events).toEqual([expect.stringMatching(/^broken .*rule "npm-only"/), 'reloaded v3']);
+  });
+
   it('concurrent judgements share one read', async () => {
     const { file, source, events } = await followed('concurrent.json', fileWith(allowShell, 'v1'));
     writeFileSync(file, fileWith(denyShell, 'v2'));
