@@ -149,7 +149,7 @@ describe('the tool policy through dh', () => {
     writeFileSync(policyFile, JSON.stringify({ version: 'p1', rules: RULES }, null, 2));
   }, 120_000);
 
-  it('a broken policy file stops the worker at start with one line naming its line and column', async () => {
+  it('a broken policy file stops the worker at start with one line naming where', async () => {
     const broken = join(dir, 'broken.json');
     writeFileSync(broken, '{\n  "rules": [\n    { "id": "a", "tool": "shell", "outcome": "allow", }\n  ]\n}\n');
     const stack = testStackEnv('http://127.0.0.1:9/v1', { DH_POLICY: broken });
@@ -162,6 +162,22 @@ describe('the tool policy through dh', () => {
         show(r),
       ).toEqual([
         expect.stringMatching(new RegExp(`invalid tool policy in ${broken}: not valid JSON: .*line 3, column \\d+`)),
+      ]);
+      // So is a pattern RE2 cannot run, naming the rule.
+      const lookahead = join(dir, 'lookahead.json');
+      const npmOnly = {
+        id: 'npm-only',
+        tool: 'shell',
+        when: [{ arg: '/command', regex: 'npm(?= )' }],
+        outcome: 'allow',
+      };
+      writeFileSync(lookahead, JSON.stringify({ rules: [npmOnly] }));
+      const unrunnable = await dh(['worker'], { ...stack.env, DH_POLICY: lookahead });
+      expect(unrunnable.code, show(unrunnable)).toBe(1);
+      expect(unrunnable.stderr.split('\n').filter((l) => l.includes('policy'))).toEqual([
+        expect.stringMatching(
+          /^dh: invalid tool policy in .*lookahead\.json: rules\[0\]\.when\[0\]\.regex: rule "npm-only": RE2 cannot run this regular expression \(invalid perl operator: \(\?=\)/,
+        ),
       ]);
       // An LLM evaluator whose key variable is not set is refused at start too.
       const keyless = join(dir, 'keyless.json');
@@ -181,5 +197,5 @@ describe('the tool policy through dh', () => {
     } finally {
       stack.cleanup();
     }
-  });
+  }, 120_000);
 });
