@@ -231,3 +231,13 @@ describe('a text the patterns cannot judge', () => {
     expect(re2Match('a*b', `${'a'.repeat(48)}b`)).toBe(true);
   });
 });
+
+describe('re2-wasm internals this engine relies on', () => {
+  // re2-match.ts frees compiled patterns through re2-wasm's embind handle (`wrapper.delete`), which is not
+  // public API: if an upgrade moves it, patterns leak until the heap runs out. Fail here first.
+  it('a compiled RE2 exposes its embind handle with delete()', async () => {
+    const { RE2 } = await import('re2-wasm');
+    const re = new RE2('a+', 'u') as unknown as { wrapper?: { delete?: unknown } };
+    expect(typeof re.wrapper?.delete).toBe('function');
+  });
+});
