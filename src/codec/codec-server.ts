@@ -1,9 +1,12 @@
 // A codec server (Temporal's remote codec protocol) so the Temporal Web UI and the `temporal` CLI can show
 // encrypted payloads decoded: `POST …/decode` and `POST …/encode` take and return `{"payloads": [...]}`
-// in protobuf JSON (metadata values and data in base64), with CORS for the UI's origin.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// in protobuf JSON (metadata values and data in base64), with CORS for the UI's origin; a body over the
+// bound is 413 before it is read (Hono's bodyLimit on @hono/node-server).
 import type { AddressInfo } from 'node:net';
+import { createAdaptorServer } from '@hono/node-server';
 import type { Payload, PayloadCodec } from '@temporalio/common';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { z } from 'zod';
 import { DhError } from '../core/errors.js';
 
@@ -33,6 +36,13 @@ export interface CodecServer {
 }
 
 export const DEFAULT_CODEC_SERVER_PORT = 8888;
+/** A history page's payloads, with room to spare: far more than one request of the Web UI carries. */
+export const DEFAULT_CODEC_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+const operationOf = (path: string): 'decode' | 'encode' | undefined => {
+  const trimmed = path.replace(/\/+$/, '');
+  return trimmed.endsWith('/decode') ? 'decode' : trimmed.endsWith('/encode') ? 'encode' : undefined;
+};
 
 /** Standard or URL-safe base64 (protobuf JSON parsers accept both). */
 const Base64 = z.string().regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'not base64');
@@ -55,22 +65,10 @@ const toJson = (p: Payload): JsonPayload => ({
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
 
-class HttpProblem extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export async function startCodecServer(options: CodecServerOptions): Promise<CodecServer> {
   const { codec } = options;
   const origins = new Set(options.origins ?? []);
-  const maxBodyBytes = options.maxBodyBytes ?? 16 * 1024 * 1024;
-
-  const allowOrigin = (origin: string | undefined): boolean =>
-    origin === undefined || origins.has('*') || origins.has(origin);
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_CODEC_MAX_BODY_BYTES;
 
   const corsHeaders = (origin: string | undefined): Record<string, string> =>
     origin === undefined
@@ -80,50 +78,58 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
           'access-control-allow-credentials': 'true',
           vary: 'Origin',
         };
+  /** An error answer, `{"error": message}`, with CORS headers for an allowed origin. */
+  const problem = (
+    c: { req: { header: (name: string) => string | undefined } },
+    status: 400 | 403 | 404 | 405 | 413,
+    message: string,
+    headers: Record<string, string> = {},
+  ): Response =>
+    Response.json(
+      { error: message },
+      { status, headers: { ...(status !== 403 ? corsHeaders(c.req.header('origin')) : {}), ...headers } },
+    );
 
-  async function readBody(req: IncomingMessage): Promise<string> {
-    const parts: Buffer[] = [];
-    let size = 0;
-    for await (const part of req) {
-      size += (part as Buffer).length;
-      if (size > maxBodyBytes) throw new HttpProblem(413, `the request body is larger than ${maxBodyBytes} bytes`);
-      parts.push(part as Buffer);
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    const origin = c.req.header('origin');
+    if (origin !== undefined && !origins.has('*') && !origins.has(origin)) {
+      return problem(c, 403, `origin ${origin} is not allowed (see --origin)`);
     }
-    return Buffer.concat(parts).toString('utf8');
-  }
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
-    if (!allowOrigin(origin)) throw new HttpProblem(403, `origin ${origin ?? ''} is not allowed (see --origin)`);
-    const cors = corsHeaders(origin);
-    const path = new URL(req.url ?? '/', 'http://codec.invalid').pathname.replace(/\/+$/, '');
-    const operation = path.endsWith('/decode') ? 'decode' : path.endsWith('/encode') ? 'encode' : undefined;
-    if (operation === undefined) throw new HttpProblem(404, 'not found: POST …/encode or …/decode');
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, {
-        ...cors,
+    if (operationOf(c.req.path) === undefined) return problem(c, 404, 'not found: POST …/encode or …/decode');
+    if (c.req.method === 'OPTIONS') {
+      return c.body(null, 204, {
+        ...corsHeaders(origin),
         'access-control-allow-methods': 'POST, OPTIONS',
         'access-control-allow-headers':
-          typeof req.headers['access-control-request-headers'] === 'string'
-            ? req.headers['access-control-request-headers']
-            : 'content-type, x-namespace, authorization',
+          c.req.header('access-control-request-headers') ?? 'content-type, x-namespace, authorization',
         'access-control-max-age': '600',
       });
-      res.end();
-      return;
     }
-    if (req.method !== 'POST') throw new HttpProblem(405, 'method not allowed: use POST');
+    if (c.req.method !== 'POST') return problem(c, 405, 'method not allowed: use POST', { allow: 'POST, OPTIONS' });
+    await next();
+  });
+  // Bounded before it is read: a declared length over the bound at once, a chunked body as it arrives.
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (c) => problem(c, 413, `the request body is larger than ${maxBodyBytes} bytes`),
+    }),
+  );
+  app.post('*', async (c) => {
+    const operation = operationOf(c.req.path) ?? 'decode';
     let body: unknown;
     try {
-      body = JSON.parse(await readBody(req));
-    } catch (error) {
-      if (error instanceof HttpProblem) throw error;
-      throw new HttpProblem(400, 'the request body is not JSON');
+      body = await c.req.json();
+    } catch {
+      return problem(c, 400, 'the request body is not JSON');
     }
     const parsed = JsonPayloads.safeParse(body);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new HttpProblem(
+      return problem(
+        c,
         400,
         `expected {"payloads": [{"metadata": {…base64}, "data": base64}]}: ${issue?.path.join('.') ?? ''} ${issue?.message ?? ''}`.trim(),
       );
@@ -134,28 +140,13 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       result = operation === 'decode' ? await codec.decode(payloads) : await codec.encode(payloads);
     } catch (error) {
       // Codec errors say which key or payload failed, never key material.
-      throw new HttpProblem(400, error instanceof DhError ? error.message : `${operation} failed`);
+      return problem(c, 400, error instanceof DhError ? error.message : `${operation} failed`);
     }
-    res.writeHead(200, { ...cors, 'content-type': 'application/json' });
-    res.end(JSON.stringify({ payloads: result.map(toJson) }));
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      const status = error instanceof HttpProblem ? error.status : 500;
-      const message = error instanceof HttpProblem ? error.message : 'internal error';
-      const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
-      res.writeHead(status, {
-        ...(status !== 403 ? corsHeaders(origin) : {}),
-        'content-type': 'application/json',
-      });
-      res.end(JSON.stringify({ error: message }));
-    });
+    return c.json({ payloads: result.map(toJson) }, 200, corsHeaders(c.req.header('origin')));
   });
+  app.onError((_error, c) => c.json({ error: 'internal error' }, 500));
+
+  const server = createAdaptorServer({ fetch: app.fetch });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? DEFAULT_CODEC_SERVER_PORT, options.host ?? '127.0.0.1', () => {
@@ -172,7 +163,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     close: () => {
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
+        if ('closeAllConnections' in server) server.closeAllConnections();
       });
       return closing;
     },

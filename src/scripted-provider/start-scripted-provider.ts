@@ -1,9 +1,14 @@
 // The scripted provider: a real OpenAI-compatible HTTP server on loopback (node:http) that records
 // every request byte-exact before judging it (and then how it answered), rejects what real providers reject,
 // and answers valid requests with the script's replies, faults and simulated prefix-cache usage, within an
-// optional per-API-key rate quota (rate-quota.ts).
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+// optional per-API-key rate quota (rate-quota.ts). Bodies over its bound are refused with 413 before they are
+// read (Hono's bodyLimit in front of the node:http handler).
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createAdaptorServer, type HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { apiError, type ApiError } from './api-error.js';
 import { buildUsage } from './build-usage.js';
 import { canonicalInput, canonicalOutput, completionTokenCounts, type CanonicalInput } from './canonical-tokens.js';
@@ -71,7 +76,12 @@ export interface StartScriptedProviderOptions {
    * Each field set here overrides the same field of the script's `quota`.
    */
   quota?: QuotaOptions;
+  /** Largest request body in bytes (default DEFAULT_PROVIDER_MAX_BODY_BYTES); a larger one is 413. */
+  maxBodyBytes?: number;
 }
+
+/** Far above any request a model's context window makes (a million tokens is a few MB of JSON). */
+export const DEFAULT_PROVIDER_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 function isAbort(error: unknown): boolean {
   return error instanceof Error && error.name === 'AbortError';
@@ -95,10 +105,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
     index?: number;
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse, handling: Handling): Promise<void> {
-    const parts: Buffer[] = [];
-    for await (const part of req) parts.push(part as Buffer);
-    const bytes = Buffer.concat(parts);
+  async function handle(req: IncomingMessage, res: ServerResponse, bytes: Buffer, handling: Handling): Promise<void> {
     const index = recorded.received({
       path: req.url ?? '',
       method: req.method ?? '',
@@ -194,9 +201,31 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
     await playReply(res, reply, meta, usage ?? zeroUsage, stream, signal, requestId, holds);
   }
 
-  const server = createServer((req, res) => {
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_PROVIDER_MAX_BODY_BYTES;
+  const app = new Hono<{ Bindings: HttpBindings }>();
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (c) => {
+        const error = apiError(413, `Request body too large: the limit is ${maxBodyBytes} bytes.`, {
+          code: 'request_too_large',
+        });
+        return c.json(error.body, 413);
+      },
+    }),
+  );
+  app.all('*', async (c) => {
+    const bytes = Buffer.from(await c.req.arrayBuffer());
+    await answer(c.env.incoming, c.env.outgoing, bytes);
+    return RESPONSE_ALREADY_SENT;
+  });
+  // The globals stay Node's own: the worker in the same process (tests, the demo) fetches with them.
+  const server = createAdaptorServer({ fetch: app.fetch, overrideGlobalObjects: false });
+
+  async function answer(req: IncomingMessage, res: ServerResponse, bytes: Buffer): Promise<void> {
     const handling: Handling = {};
-    handle(req, res, handling).catch((error: unknown) => {
+    await handle(req, res, bytes, handling).catch((error: unknown) => {
       // A request recorded and not answered yet: the connection ends without a status, or with the 500 below.
       const unanswered = (status: number | null, code?: string) => {
         if (handling.index !== undefined)
@@ -219,7 +248,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
         res.destroy();
       }
     });
-  });
+  }
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -254,7 +283,7 @@ export async function startScriptedProvider(options: StartScriptedProviderOption
       closing ??= new Promise<void>((resolve, reject) => {
         lifetime.abort();
         server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
+        if ('closeAllConnections' in server) server.closeAllConnections();
       });
       return closing;
     },
