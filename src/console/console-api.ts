@@ -1,6 +1,7 @@
 // The web console's HTTP API contract: the JSON each route answers and accepts, and the events its SSE
 // streams carry. The server (src/console/) and the browser app (console-ui/) both type against this file;
-// the OpenAPI document describes the same shapes. Types only, plus the route paths.
+// the OpenAPI document describes the same shapes. Types only, plus the route paths: the browser app bundles
+// this file, so the zod schemas that check these shapes on the server live in console-responses.ts.
 import type { MessageOrigin, SessionEvent, StepCost, Usage, UserContent } from '../core/index.js';
 import type { SessionStateView } from '../shared/session-messages.js';
 import type { EvalReport } from '../eval/eval-report.js';

@@ -1,6 +1,6 @@
 // The web console's HTTP API as a Hono app: every route of CONSOLE_ROUTES over a session store, the
-// delta channel and (when Temporal answers) a SessionClient, behind the console guard; the browser app's
-// files for everything outside /api.
+// delta channel and (when Temporal answers) a SessionClient, behind the console guard and the body limit,
+// each answer checked against its response schema; the browser app's files for everything outside /api.
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
 import type { DeriveOptions } from '../audit/derive-sent-requests.js';
@@ -9,10 +9,10 @@ import type { SessionClient } from '../client/session-client.js';
 import { NO_WORKER_POLLING, noWorkerMessage } from '../client/worker-presence.js';
 import { sessionOverview } from '../operations/session-overview.js';
 import { forkSession } from '../operations/fork-session.js';
-import { DhError, sessionIdProblem } from '../core/index.js';
+import { DhError } from '../core/index.js';
 import { payloadProblem, type SessionStateView } from '../shared/session-messages.js';
 import type { DeltaChannel } from '../streaming/delta-channel.js';
-import { parsePosition, START_POSITION } from '../streaming/stream-position.js';
+import { parsePosition, START_POSITION, StreamPositionErrorCode } from '../streaming/stream-position.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { ApprovalBody, CompactBody, ForkBody, InterruptBody, MessageBody } from './console-bodies.js';
 import {
@@ -23,8 +23,32 @@ import {
   type SessionDetail,
   type SessionEvents,
 } from './console-api.js';
+import { consoleBodyLimit } from './console-body-limit.js';
 import { apiError, ConsoleErrorCode, toApiError } from './console-errors.js';
+import {
+  checkParam,
+  checkQueryOnce,
+  EvalRunId,
+  intParam,
+  NonNegativeInt,
+  PathSessionId,
+  PositiveInt,
+  StreamPositionText,
+} from './console-params.js';
+import {
+  AcceptedSchema,
+  EvalRunViewSchema,
+  ForkResponseSchema,
+  OpenApiDocumentSchema,
+  SessionDetailSchema,
+  SessionEventsSchema,
+  SessionListSchema,
+  StepRequestSchema,
+  TimelineSchema,
+} from './console-responses.js';
 import { consoleGuard } from './console-security.js';
+import { respond } from './respond.js';
+import { SessionStateViewSchema } from './state-view-schema.js';
 import { liveStream } from './live-stream.js';
 import { checkMessageAttachments } from './message-attachments.js';
 import { openApiDocument } from './openapi-document.js';
@@ -68,7 +92,10 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
   const overviews = new OverviewMemo();
   const app = new Hono();
   app.use('*', consoleGuard({ host: options.host, port: options.port, token: options.token }));
+  // After the guard: a caller it refuses gets its answer without the server reading the body first.
+  app.use('*', consoleBodyLimit());
   app.use('/api/*', async (c, next) => {
+    checkQueryOnce(c.req.url);
     await next();
     c.header('cache-control', 'no-store');
     c.header('x-content-type-options', 'nosniff');
@@ -82,11 +109,11 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
   app.use('/api/sessions/:id/*', checkSessionId);
   app.use('/api/sessions/:id', checkSessionId);
 
-  app.get(CONSOLE_ROUTES.openapi, (c) => c.json(openApiDocument()));
+  app.get(CONSOLE_ROUTES.openapi, (c) => respond(c, OpenApiDocumentSchema, openApiDocument()));
 
   app.get(CONSOLE_ROUTES.sessions, async (c) => {
     const search = sessionSearchOf((name) => c.req.query(name));
-    return c.json(await listSessions(store, sessions?.client ?? null, search, overviews));
+    return respond(c, SessionListSchema, await listSessions(store, sessions?.client ?? null, search, overviews));
   });
 
   app.get(CONSOLE_ROUTES.session, async (c) => {
@@ -107,6 +134,12 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
         stateUnavailable = toApiError(error, id).body.error.message;
       }
     }
+    // A worker of another version may answer `state` in another shape: say so rather than fail the detail.
+    const stateProblem = state !== null ? SessionStateViewSchema.safeParse(state).error : undefined;
+    if (stateProblem !== undefined) {
+      state = null;
+      stateUnavailable = `the workflow's state answer is not one this console reads: ${payloadProblem(stateProblem)}`;
+    }
     const { total: _total, ...usage } = overview.usage;
     const detail: SessionDetail = {
       sessionId: id,
@@ -122,34 +155,41 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
       worker,
       workerWarning,
     };
-    return c.json(detail);
+    return respond(c, SessionDetailSchema, detail);
   });
 
   app.get(CONSOLE_ROUTES.events, async (c) => {
     const id = c.req.param('id');
-    const from = intParam(c.req.query('from'), 'from', 0, 0, Number.MAX_SAFE_INTEGER);
+    const from = intParam(c.req.query('from'), 'from', NonNegativeInt) ?? 0;
     const head = await store.head(id);
     const body: SessionEvents = { events: await store.read(id, from), head };
-    return c.json(body);
+    return respond(c, SessionEventsSchema, body);
   });
 
   app.get(CONSOLE_ROUTES.timeline, async (c) => {
     const id = c.req.param('id');
-    return c.json(sessionTimeline(id, await store.read(id)));
+    return respond(c, TimelineSchema, sessionTimeline(id, await store.read(id)));
   });
 
   app.get(CONSOLE_ROUTES.request, async (c) => {
     const id = c.req.param('id');
-    const turn = intParam(c.req.param('turn'), 'turn', 0, 1, Number.MAX_SAFE_INTEGER);
-    const step = intParam(c.req.param('step'), 'step', 0, 1, Number.MAX_SAFE_INTEGER);
-    return c.json(await stepRequest(id, await store.read(id), turn, step, options.derive ?? {}));
+    const turn = intParam(c.req.param('turn'), 'turn', PositiveInt) ?? 1;
+    const step = intParam(c.req.param('step'), 'step', PositiveInt) ?? 1;
+    return respond(c, StepRequestSchema, await stepRequest(id, await store.read(id), turn, step, options.derive ?? {}));
   });
 
   app.get(CONSOLE_ROUTES.live, async (c) => {
     const id = c.req.param('id');
     // A browser's EventSource reconnects with the last event id it had; a first connection may name one.
     const resume = c.req.header('last-event-id') ?? c.req.query('from');
-    const from = resume !== undefined && resume !== '' ? parsePosition(resume) : START_POSITION;
+    // Exactly the documented form: parsePosition also forgives spaces around it, which the document does not.
+    if (resume !== undefined && !StreamPositionText.safeParse(resume).success) {
+      throw new DhError(
+        StreamPositionErrorCode.Invalid,
+        `"${resume.slice(0, 80)}" is not a stream position: expected <seq>:<delta> (e.g. 42:1187) or <seq>`,
+      );
+    }
+    const from = resume !== undefined ? parsePosition(resume) : START_POSITION;
     await store.head(id); // an unknown session is a 404 before the stream starts
     return liveStream(c, id, from, { store, channel: options.channel, sessions, ...options.live });
   });
@@ -207,15 +247,12 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
     });
     const warning = await workerWarning(reachable(sessions), forkId);
     const created: ForkResponse = { sessionId: forkId, ...(warning !== null ? { warning } : {}) };
-    return c.json(created, 201);
+    return respond(c, ForkResponseSchema, created, 201);
   });
 
   app.get(CONSOLE_ROUTES.evalRun, async (c) => {
-    const runId = c.req.param('runId');
-    if (!/^[A-Za-z0-9._-]{1,60}$/.test(runId)) {
-      return c.json(apiError(ConsoleErrorCode.BadRequest, 'an eval run id is 1-60 of [A-Za-z0-9._-]'), 400);
-    }
-    return c.json(await evalRunView(sessions, store, runId));
+    const runId = checkParam(c.req.param('runId'), 'runId', EvalRunId);
+    return respond(c, EvalRunViewSchema, await evalRunView(sessions, store, runId));
   });
 
   app.all('/api/*', (c) => c.json(apiError(ConsoleErrorCode.NotFound, `no route ${c.req.method} ${c.req.path}`), 404));
@@ -225,7 +262,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
 
 function accepted(c: Context, warning: ApiWarning | null = null): Response {
   const body: Accepted = { accepted: true, ...(warning !== null ? { warning } : {}) };
-  return c.json(body, 202);
+  return respond(c, AcceptedSchema, body, 202);
 }
 
 /** The NO_WORKER_POLLING warning for a session whose running workflow's queue no worker polls, else null. */
@@ -252,8 +289,7 @@ async function withWorker(sessions: SessionClient, sessionId: string): Promise<S
 
 async function checkSessionId(c: Context, next: () => Promise<void>): Promise<void> {
   const id = c.req.param('id');
-  const problem = id !== undefined ? sessionIdProblem(id) : null;
-  if (problem !== null) throw new DhError(ConsoleErrorCode.BadRequest, `invalid session id: ${problem}`);
+  if (id !== undefined) checkParam(id, 'session id', PathSessionId);
   await next();
 }
 
@@ -272,13 +308,4 @@ async function bodyOf<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new DhError(ConsoleErrorCode.BadRequest, `invalid body: ${payloadProblem(parsed.error)}`);
   return parsed.data;
-}
-
-function intParam(value: string | undefined, name: string, fallback: number, min: number, max: number): number {
-  if (value === undefined || value === '') return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) {
-    throw new DhError(ConsoleErrorCode.BadRequest, `${name} must be an integer from ${min} to ${max}`);
-  }
-  return n;
 }

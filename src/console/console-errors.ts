@@ -12,6 +12,8 @@ export const ConsoleErrorCode = {
   ForbiddenHost: 'FORBIDDEN_HOST',
   ForbiddenOrigin: 'FORBIDDEN_ORIGIN',
   UnsupportedMediaType: 'UNSUPPORTED_MEDIA_TYPE',
+  MethodNotAllowed: 'METHOD_NOT_ALLOWED',
+  PayloadTooLarge: 'PAYLOAD_TOO_LARGE',
   Internal: 'INTERNAL',
 } as const;
 
@@ -25,6 +27,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   FORBIDDEN_HOST: 403,
   FORBIDDEN_ORIGIN: 403,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   SESSION_NOT_FOUND: 404,
   STEP_NOT_FOUND: 404,
   EVAL_NOT_FOUND: 404,
@@ -36,6 +39,7 @@ const STATUS_BY_CODE: Readonly<Record<string, number>> = {
   SESSION_EXISTS: 409,
   NO_WORKER_POLLING: 409,
   SESSION_BUSY: 409,
+  PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   REQUEST_UNDERIVABLE: 422,
   /** A message citing an image the attachment store does not hold, or not as its reference says. */

@@ -1,10 +1,11 @@
 // The console's request guard: DNS rebinding (the Host must be the server's own host:port or a loopback
-// name), CSRF (state-changing requests need JSON and, when they carry an Origin, the server's own), and
-// the bearer token every /api route requires when the server is bound off loopback.
+// name), a method no route on the path answers (405), CSRF (state-changing requests need JSON and, when they
+// carry an Origin, the server's own), and the bearer token every /api route requires when bound off loopback.
 import { timingSafeEqual } from 'node:crypto';
 import { networkInterfaces } from 'node:os';
 import type { MiddlewareHandler } from 'hono';
 import { apiError, ConsoleErrorCode } from './console-errors.js';
+import { allowedMethods } from './route-methods.js';
 
 export interface GuardOptions {
   /** The host the server is bound to and its port (the port actually listened on). */
@@ -28,6 +29,15 @@ export function consoleGuard(options: GuardOptions): MiddlewareHandler {
       return c.json(apiError(ConsoleErrorCode.ForbiddenHost, `host "${hostHeader}" is not this server`), 403);
     }
     const method = c.req.method.toUpperCase();
+    // Before the CSRF checks: a PUT on a route's path is the wrong method, whatever its content type.
+    const allowed = c.req.path.startsWith('/api/') ? allowedMethods(c.req.path) : null;
+    if (allowed !== null && !allowed.includes(method)) {
+      c.header('allow', allowed.join(', '));
+      return c.json(
+        apiError(ConsoleErrorCode.MethodNotAllowed, `${method} is not allowed on ${c.req.path}: ${allowed.join(', ')}`),
+        405,
+      );
+    }
     if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
       const origin = c.req.header('origin');
       if (origin !== undefined && !allowedOrigin(origin, hostHeader)) {

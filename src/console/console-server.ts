@@ -34,7 +34,13 @@ export async function startConsoleServer(options: ConsoleServerOptions): Promise
   }
   let port = options.port ?? DEFAULT_UI_PORT;
   const app = createConsoleApp({ ...options, host, port: () => port, token });
-  const server = createAdaptorServer({ fetch: app.fetch, hostname: host });
+  const server = createAdaptorServer({
+    fetch: app.fetch,
+    hostname: host,
+    // Node's 16 KiB would answer 431 to a request the document allows: a page token of 4096 characters of any
+    // kind, percent-encoded, is up to 48 KiB (and it is refused 400 by the route, as the document says).
+    serverOptions: { maxHeaderSize: 64 * 1024 },
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

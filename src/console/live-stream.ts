@@ -13,6 +13,7 @@ import { limiterWaitLabel } from '../streaming/limiter-wait-label.js';
 import { formatPosition, type StreamPosition } from '../streaming/stream-position.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { LiveMessage } from './console-api.js';
+import { SessionStateViewSchema } from './state-view-schema.js';
 
 export interface LiveOptions {
   readonly store: SessionStore;
@@ -66,7 +67,12 @@ export function liveStream(c: Context, sessionId: string, from: StreamPosition, 
       const now = Date.now();
       if (options.sessions !== null && now - statusAt >= statusEveryMs) {
         statusAt = now;
-        const state = await options.sessions.state(sessionId).catch((): SessionStateView | null => null);
+        const answer = await options.sessions.state(sessionId).catch((): SessionStateView | null => null);
+        // The one part of a message that comes from elsewhere (a worker of any version): sent only in the
+        // shape the document states (LiveMessage), else as no state, as the session's detail does.
+        // (zod leaves an absent optional field out, never `undefined`: its output is a SessionStateView.)
+        const shaped = answer === null ? undefined : SessionStateViewSchema.safeParse(answer).data;
+        const state = (shaped ?? null) as SessionStateView | null;
         const text = JSON.stringify(state);
         if (text !== lastStatus) {
           lastStatus = text;

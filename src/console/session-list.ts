@@ -41,7 +41,9 @@ export async function listSessions(
   search: SessionSearch,
   memo: OverviewMemo = new OverviewMemo(),
 ): Promise<SessionList> {
-  const start = search.pageToken !== undefined ? decodePageToken(search.pageToken) : undefined;
+  // The filters a visibility token was written for: it pages that query only.
+  const scope = JSON.stringify([search.status ?? null, search.since ?? null, search.until ?? null]);
+  const start = search.pageToken !== undefined ? decodePageToken(search.pageToken, scope) : undefined;
   const visibility =
     start?.source === 'visibility' ||
     (start === undefined && search.status !== undefined && visibilityCanFilter(search.status));
@@ -69,7 +71,7 @@ export async function listSessions(
   const sessions = await describe(store, client, kept, memo, search.status);
   return {
     sessions,
-    nextPageToken: next !== null ? encodePageToken(next) : null,
+    nextPageToken: next !== null ? encodePageToken(next, scope) : null,
     source: visibility ? 'visibility' : 'store',
   };
 }

@@ -43,9 +43,19 @@ export function visibilityQuery(q: VisibilityQuery): string {
   } else if (q.status !== undefined) {
     parts.push(`ExecutionStatus = '${EXECUTION_STATUS[q.status] ?? 'Unspecified'}'`);
   }
-  if (q.since !== undefined) parts.push(`StartTime >= '${new Date(q.since).toISOString()}'`);
-  if (q.until !== undefined) parts.push(`StartTime <= '${new Date(q.until).toISOString()}'`);
+  if (q.since !== undefined) parts.push(`StartTime >= '${visibilityTime(q.since)}'`);
+  if (q.until !== undefined) parts.push(`StartTime <= '${visibilityTime(q.until)}'`);
   return parts.join(' AND ');
+}
+
+/**
+ * Temporal reads four-digit years only (`+030658-…` is an invalid query): a bound outside them is the nearest
+ * one inside, which keeps exactly the same sessions (none started before year 0 or after 9999).
+ */
+const EARLIEST_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LATEST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+function visibilityTime(ms: number): string {
+  return new Date(Math.min(Math.max(ms, EARLIEST_MS), LATEST_MS)).toISOString();
 }
 
 export async function visibilityPage(

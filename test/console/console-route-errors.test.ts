@@ -82,9 +82,11 @@ describe('console route errors', () => {
       { route: 'sessions', code: 'INVALID_PAYLOAD', request: () => api('/api/sessions?since=yesterday') },
       { route: 'sessions', code: 'PAGE_TOKEN_INVALID', request: () => api('/api/sessions?pageToken=s.!!') },
       { route: 'session', code: 'SESSION_NOT_FOUND', request: () => api('/api/sessions/errs-none') },
+      { route: 'session', code: 'INVALID_PAYLOAD', request: () => api(`/api/sessions/${'a'.repeat(201)}`) },
       { route: 'events', code: 'SESSION_NOT_FOUND', request: () => api('/api/sessions/errs-none/events') },
       { route: 'events', code: 'INVALID_PAYLOAD', request: () => api('/api/sessions/errs-done/events?from=-1') },
       { route: 'timeline', code: 'SESSION_NOT_FOUND', request: () => api('/api/sessions/errs-none/timeline') },
+      { route: 'timeline', code: 'INVALID_PAYLOAD', request: () => api(`/api/sessions/${'a'.repeat(201)}/timeline`) },
       { route: 'request', code: 'SESSION_NOT_FOUND', request: () => api('/api/sessions/errs-none/steps/1/1/request') },
       { route: 'request', code: 'INVALID_PAYLOAD', request: () => api('/api/sessions/errs-done/steps/0/1/request') },
       { route: 'request', code: 'STEP_NOT_FOUND', request: () => api('/api/sessions/errs-done/steps/7/1/request') },
@@ -94,6 +96,7 @@ describe('console route errors', () => {
         request: () => api('/api/sessions/errs-underivable/steps/1/1/request'),
       },
       { route: 'live', code: 'SESSION_NOT_FOUND', request: () => api('/api/sessions/errs-none/live') },
+      { route: 'live', code: 'INVALID_PAYLOAD', request: () => api(`/api/sessions/${'a'.repeat(201)}/live`) },
       { route: 'live', code: 'STREAM_POSITION_INVALID', request: () => api('/api/sessions/errs-done/live?from=x') },
       {
         route: 'messages',
@@ -213,6 +216,52 @@ describe('console route errors', () => {
     }
     expect(answers).toEqual([]);
   }, 120_000);
+
+  it('keeps to what the document states at its edges: methods, repeated, empty and oversized parameters', async () => {
+    const answer = async (path: string, init: RequestInit = {}) => {
+      const got = await call(server.url, path, init);
+      return `${got.status} ${(got.body as ApiError | null)?.error?.code ?? ''} ${got.headers.get('allow') ?? ''}`.trim();
+    };
+    const cases: [string, RequestInit, string][] = [
+      // A method the path does not list: 405 with Allow, whatever the content type.
+      ['/api/sessions', { method: 'PUT' }, '405 METHOD_NOT_ALLOWED GET, HEAD'],
+      ['/api/sessions/errs-done/messages', { method: 'GET' }, '405 METHOD_NOT_ALLOWED POST'],
+      ['/api/sessions/errs-done/messages', { method: 'DELETE' }, '405 METHOD_NOT_ALLOWED POST'],
+      ['/api/sessions/errs-done/approvals/c1', { method: 'PATCH' }, '405 METHOD_NOT_ALLOWED POST'],
+      [
+        '/api/evals/a-run',
+        { method: 'POST', headers: { 'content-type': 'text/plain' } },
+        '405 METHOD_NOT_ALLOWED GET, HEAD',
+      ],
+      // A parameter given twice is refused, not its first value taken.
+      ['/api/sessions?limit=1&limit=2', {}, '400 INVALID_PAYLOAD'],
+      ['/api/sessions/errs-done/events?from=1&from=2', {}, '400 INVALID_PAYLOAD'],
+      // Integers as the document says: digits, at most 2^53 - 1.
+      ['/api/sessions/errs-done/events?from=1e3', {}, '400 INVALID_PAYLOAD'],
+      ['/api/sessions/errs-done/events?from=0x10', {}, '400 INVALID_PAYLOAD'],
+      ['/api/sessions/errs-done/events?from=', {}, '400 INVALID_PAYLOAD'],
+      ['/api/sessions/errs-done/events?from=9007199254740992', {}, '400 INVALID_PAYLOAD'],
+      ['/api/sessions/errs-done/events?from=9007199254740991', {}, '200'],
+      ['/api/sessions/errs-done/steps/1/9007199254740992/request', {}, '400 INVALID_PAYLOAD'],
+      ['/api/sessions?limit=%205', {}, '400 INVALID_PAYLOAD'],
+      // An empty position is none of the forms its pattern allows.
+      ['/api/sessions/errs-done/live?from=', {}, '400 STREAM_POSITION_INVALID'],
+      ['/api/sessions/errs-done/live', { headers: { 'last-event-id': '' } }, '400 STREAM_POSITION_INVALID'],
+      // Values the list's patterns refuse, and an empty enum.
+      ['/api/sessions?status=', {}, '400 INVALID_PAYLOAD'],
+      ['/api/sessions?since=2024-13-01', {}, '400 INVALID_PAYLOAD'],
+      ['/api/sessions?since=', {}, '400 INVALID_PAYLOAD'],
+      ['/api/sessions?since=2024-02-01T10:00Z&until=2024-03-01', {}, '200'],
+      // A visibility page token this server did not write never reaches Temporal.
+      ['/api/sessions?status=idle&pageToken=v.AAAAAAAAAAAAAAAAAAAAAAAAAAAA', {}, '400 PAGE_TOKEN_INVALID'],
+      // A year Temporal cannot read is the nearest one it can: the same (no) sessions.
+      ['/api/sessions?status=idle&until=905327230281582', {}, '200'],
+      ['/api/evals/a%20run', {}, '400 INVALID_PAYLOAD'],
+    ];
+    const got: string[] = [];
+    for (const [path, init] of cases) got.push(`${init.method ?? 'GET'} ${path} → ${await answer(path, init)}`);
+    expect(got).toEqual(cases.map(([path, init, expected]) => `${init.method ?? 'GET'} ${path} → ${expected}`));
+  });
 
   it('pages and searches the session list: by text in messages, by status (visibility), by date', async () => {
     for (const [i, word] of ['apple', 'banana', 'apple pie'].entries()) {

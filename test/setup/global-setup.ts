@@ -1,7 +1,7 @@
 // Starts the real services the suite needs, once per run, and hands their addresses to the tests:
 // bubblewrap, chromium, PostgreSQL, a Temporal dev server (CLI built on first use), the cluster tests' Temporal
-// server (built on first use), the prebuilt session-workflow bundle and the local model server's install
-// (llama-cpp-python, compiled on first use).
+// server (built on first use), the prebuilt session-workflow bundle, the local model server's install
+// (llama-cpp-python, compiled on first use) and Schemathesis (the console API fuzz test's, installed on first use).
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +64,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
       project.provide('llamaModelPath', install.modelPath);
     })(),
     (async () => {
+      // Schemathesis for test/console/console-schemathesis.test.ts: see test/setup/schemathesis.ts (a pinned
+      // version from PyPI, installed into the per-user cache when missing).
+      const { ensureSchemathesis } = await import('./schemathesis.js');
+      project.provide('schemathesisPath', await ensureSchemathesis((line) => console.log(line)));
+    })(),
+    (async () => {
       // From the per-user bundle cache (bundled only when the workflow code changed), copied into a
       // directory of this run so an eviction during a long run cannot take it away.
       const { writeSessionWorkflowBundle } = await import('../../src/local-stack/workflow-bundle-cache.js');
@@ -102,5 +108,7 @@ declare module 'vitest' {
     llamaPython: string;
     /** The GGUF model that server loads. */
     llamaModelPath: string;
+    /** The `schemathesis` executable of the pinned version (test/setup/schemathesis.ts). */
+    schemathesisPath: string;
   }
 }
