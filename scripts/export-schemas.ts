@@ -56,7 +56,9 @@ const MESSAGES: ReadonlyArray<{ file: string; schema: z.ZodType; description: st
   {
     file: 'approve.update.json',
     schema: ApprovePayload,
-    description: 'Update `approve`: the decision on a tool call waiting for approval; returns {callId, decision}.',
+    description:
+      'Update `approve`: the decision on the tool call waiting for approval, named by its id or its short id ' +
+      "(`state`'s pendingApproval has both); returns {callId, decision}.",
   },
 ];
 

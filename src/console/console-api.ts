@@ -18,6 +18,7 @@ export const CONSOLE_ROUTES = {
   live: '/api/sessions/:id/live',
   messages: '/api/sessions/:id/messages',
   interrupt: '/api/sessions/:id/interrupt',
+  approvals: '/api/sessions/:id/approvals',
   approve: '/api/sessions/:id/approvals/:callId',
   compact: '/api/sessions/:id/compact',
   fork: '/api/sessions/:id/fork',
@@ -79,6 +80,35 @@ export interface SessionDetail {
   readonly worker: { readonly taskQueue: string; readonly pollers: number } | null;
   /** Set when no worker polls that queue: nothing the session was sent can run until one does. */
   readonly workerWarning: ApiWarning | null;
+  /** The tool call waiting for a decision now (from `state`; null when none waits or `state` is null). */
+  readonly pendingApproval: PendingApproval | null;
+}
+
+/**
+ * A tool call waiting for the `approve` update: `POST /api/sessions/:id/approvals/:callId` decides it, by its
+ * `callId` or its `shortId` (both name it while it waits).
+ */
+export interface PendingApproval {
+  readonly callId: string;
+  /** Five hex digits of the call id's digest: what `dh approve` and the page's buttons use. */
+  readonly shortId: string;
+  /** The tool it calls. */
+  readonly tool: string;
+  /** Why the policy asks. */
+  readonly reason: string;
+  /** The call's arguments as the model wrote them, at most 500 characters (null when the log lacks the call). */
+  readonly argumentsPreview: string | null;
+  /** Where the call is: its step, and the seq of its `approval/request` (null when not logged yet). */
+  readonly turn: number;
+  readonly step: number;
+  readonly requestSeq: number | null;
+}
+
+/** GET /api/sessions/:id/approvals — the call waiting for a decision, from the workflow's `state` now. */
+export interface PendingApprovals {
+  readonly sessionId: string;
+  /** The waiting call; null when none waits (only one waits at a time). */
+  readonly pending: PendingApproval | null;
 }
 
 /** A message waiting in a queue: where, from whom, and the start of what it says. */

@@ -20,6 +20,7 @@ import {
   type Accepted,
   type ApiWarning,
   type ForkResponse,
+  type PendingApprovals,
   type SessionDetail,
   type SessionEvents,
 } from './console-api.js';
@@ -40,6 +41,7 @@ import {
   EvalRunViewSchema,
   ForkResponseSchema,
   OpenApiDocumentSchema,
+  PendingApprovalsSchema,
   SessionDetailSchema,
   SessionEventsSchema,
   SessionListSchema,
@@ -47,6 +49,7 @@ import {
   TimelineSchema,
 } from './console-responses.js';
 import { consoleGuard } from './console-security.js';
+import { pendingApproval } from './pending-approval.js';
 import { respond } from './respond.js';
 import { SessionStateViewSchema } from './state-view-schema.js';
 import { liveStream } from './live-stream.js';
@@ -154,8 +157,25 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
       queued: queuedMessages(events),
       worker,
       workerWarning,
+      pendingApproval: pendingApproval(state, events),
     };
     return respond(c, SessionDetailSchema, detail);
+  });
+
+  app.get(CONSOLE_ROUTES.approvals, async (c) => {
+    const id = c.req.param('id');
+    const client = reachable(sessions);
+    // No running workflow: nothing waits (and a session nobody has is a 404). A running one without a worker
+    // cannot be asked (409, as approving it would be).
+    if ((await client.workerPresence(id)) === null) {
+      await store.head(id);
+      return respond(c, PendingApprovalsSchema, { sessionId: id, pending: null } satisfies PendingApprovals);
+    }
+    const state = await (await withWorker(client, id)).state(id);
+    // The log is read only for a waiting call (its arguments): a workflow may run before its log is opened.
+    const events = state.pendingApproval === null ? [] : await store.read(id);
+    const answer: PendingApprovals = { sessionId: id, pending: pendingApproval(state, events) };
+    return respond(c, PendingApprovalsSchema, answer);
   });
 
   app.get(CONSOLE_ROUTES.events, async (c) => {

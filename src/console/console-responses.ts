@@ -43,6 +43,18 @@ export const QueuedMessageSchema = z.object({
   preview: z.string(),
 });
 
+export const PendingApprovalSchema = z.object({
+  callId: z.string(),
+  shortId: z.string(),
+  tool: z.string(),
+  reason: z.string(),
+  argumentsPreview: z.string().nullable(),
+  turn: Count,
+  step: Count,
+  requestSeq: Seq.nullable(),
+});
+export const PendingApprovalsSchema = z.object({ sessionId: z.string(), pending: PendingApprovalSchema.nullable() });
+
 export const SessionDetailSchema = z.object({
   sessionId: z.string(),
   state: SessionStateViewSchema.nullable(),
@@ -56,6 +68,7 @@ export const SessionDetailSchema = z.object({
   queued: z.array(QueuedMessageSchema),
   worker: z.object({ taskQueue: z.string(), pollers: Count }).nullable(),
   workerWarning: ApiWarningSchema.nullable(),
+  pendingApproval: PendingApprovalSchema.nullable(),
 });
 
 export const SessionEventsSchema = z.object({ events: z.array(SessionEvent), head: Seq });
@@ -162,6 +175,7 @@ export type ResponseSchemasMatchTheirTypes = [
   Expect<SameShape<Api.ApiError, typeof ApiErrorSchema>>,
   Expect<SameShape<Api.SessionList, typeof SessionListSchema>>,
   Expect<SameShape<Api.SessionDetail, typeof SessionDetailSchema>>,
+  Expect<SameShape<Api.PendingApprovals, typeof PendingApprovalsSchema>>,
   Expect<SameShape<Api.SessionEvents, typeof SessionEventsSchema>>,
   Expect<SameShape<Api.Timeline, typeof TimelineSchema>>,
   Expect<SameShape<Api.StepRequest, typeof StepRequestSchema>>,

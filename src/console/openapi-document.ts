@@ -22,6 +22,7 @@ import {
   ForkResponseSchema,
   LiveMessageSchema,
   OpenApiDocumentSchema,
+  PendingApprovalsSchema,
   SessionDetailSchema,
   SessionEventsSchema,
   SessionListSchema,
@@ -59,6 +60,7 @@ const RESPONSES: Readonly<Record<string, z.ZodType>> = {
   ForkResponse: ForkResponseSchema,
   SessionList: SessionListSchema,
   SessionDetail: SessionDetailSchema,
+  PendingApprovals: PendingApprovalsSchema,
   SessionEvents: SessionEventsSchema,
   Timeline: TimelineSchema,
   StepRequest: StepRequestSchema,
@@ -168,7 +170,7 @@ const OPERATIONS: Readonly<Record<ConsoleRoute, Operation>> = {
     ok: ['200', 'SessionList'],
   },
   session: {
-    summary: "What the log adds up to, and the workflow's state",
+    summary: "What the log adds up to, the workflow's state and the tool call waiting for approval",
     parameters: [sessionId],
     ok: ['200', 'SessionDetail'],
   },
@@ -199,6 +201,12 @@ const OPERATIONS: Readonly<Record<ConsoleRoute, Operation>> = {
     ok: ['200', ''],
     extra: { '200': { description: 'LiveMessage events', content: { 'text/event-stream': { schema: LIVE_EVENT } } } },
   },
+  approvals: {
+    summary:
+      'The tool call waiting for approval: its id, its short id, the tool and its arguments (decide it with POST …/approvals/{callId})',
+    parameters: [sessionId],
+    ok: ['200', 'PendingApprovals'],
+  },
   messages: {
     summary: 'Send a followup, steer or inject',
     parameters: [sessionId],
@@ -219,7 +227,8 @@ const OPERATIONS: Readonly<Record<ConsoleRoute, Operation>> = {
         name: 'callId',
         in: 'path',
         required: true,
-        description: "The waiting tool call's id, or its 5-character short id",
+        description:
+          "The waiting tool call's id, or its 5-character short id (both in GET …/approvals and the session's pendingApproval)",
         schema: jsonSchemaOf(ApprovePayload.shape.callId),
       },
     ],

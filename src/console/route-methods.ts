@@ -13,6 +13,7 @@ export const ROUTE_METHODS: Readonly<Record<ConsoleRoute, 'GET' | 'POST'>> = {
   timeline: 'GET',
   request: 'GET',
   live: 'GET',
+  approvals: 'GET',
   messages: 'POST',
   interrupt: 'POST',
   approve: 'POST',

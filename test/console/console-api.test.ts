@@ -254,6 +254,16 @@ describe('web console API on the real stack', () => {
     // Approved by its short id, and remembered for the tool.
     const shortId = approvalShortId('f1');
     expect(detail?.state?.pendingApproval?.shortId).toBe(shortId);
+    // The waiting call, its short id, its tool and arguments: in the detail and on a route of its own.
+    const requestSeq = (await h.store.read('console-acts')).find(
+      (e) => e.type === 'approval/request' && e.callId === 'f1',
+    )?.seq;
+    const pending = { callId: 'f1', shortId, tool: 'fail', argumentsPreview: '{}', turn: 2, step: 1, requestSeq };
+    expect(detail?.pendingApproval).toEqual({ ...pending, reason: expect.any(String) });
+    expect((await api('/api/sessions/console-acts/approvals')).body).toEqual({
+      sessionId: 'console-acts',
+      pending: { ...pending, reason: detail?.pendingApproval?.reason },
+    });
     expect(
       (
         await post(server.url, `/api/sessions/console-acts/approvals/${shortId}`, {
@@ -264,6 +274,11 @@ describe('web console API on the real stack', () => {
     ).toBe(202);
     const events = await waitForTurnEnd(h.store, 'console-acts', 2);
     expect(events.find((e) => e.type === 'approval/decision')).toMatchObject({ callId: 'f1', decision: 'approve' });
+    expect((await api('/api/sessions/console-acts/approvals')).body).toEqual({
+      sessionId: 'console-acts',
+      pending: null,
+    });
+    expect(((await api('/api/sessions/console-acts')).body as SessionDetail).pendingApproval).toBeNull();
     expect(events.find((e) => e.type === 'policy/rule')).toMatchObject({
       callId: 'f1',
       rule: { tool: 'fail', outcome: 'allow' },

@@ -98,6 +98,13 @@ describe('console route errors', () => {
       { route: 'live', code: 'SESSION_NOT_FOUND', request: () => api('/api/sessions/errs-none/live') },
       { route: 'live', code: 'INVALID_PAYLOAD', request: () => api(`/api/sessions/${'a'.repeat(201)}/live`) },
       { route: 'live', code: 'STREAM_POSITION_INVALID', request: () => api('/api/sessions/errs-done/live?from=x') },
+      { route: 'approvals', code: 'SESSION_NOT_FOUND', request: () => api('/api/sessions/errs-none/approvals') },
+      {
+        route: 'approvals',
+        code: 'INVALID_PAYLOAD',
+        request: () => api(`/api/sessions/${'a'.repeat(201)}/approvals`),
+      },
+      { route: 'approvals', code: 'NO_WORKER_POLLING', request: () => api('/api/sessions/errs-orphan/approvals') },
       {
         route: 'messages',
         code: 'SESSION_NOT_FOUND',
