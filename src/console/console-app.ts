@@ -201,14 +201,19 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
   app.get(CONSOLE_ROUTES.live, async (c) => {
     const id = c.req.param('id');
     // A browser's EventSource reconnects with the last event id it had; a first connection may name one.
-    const resume = c.req.header('last-event-id') ?? c.req.query('from');
-    // Exactly the documented form: parsePosition also forgives spaces around it, which the document does not.
-    if (resume !== undefined && !StreamPositionText.safeParse(resume).success) {
-      throw new DhError(
-        StreamPositionErrorCode.Invalid,
-        `"${resume.slice(0, 80)}" is not a stream position: expected <seq>:<delta> (e.g. 42:1187) or <seq>`,
-      );
+    // The header wins, but both are checked: a request whose `from` breaks its pattern is refused either way.
+    const header = c.req.header('last-event-id');
+    const query = c.req.query('from');
+    for (const given of [header, query]) {
+      // Exactly the documented form: parsePosition also forgives spaces around it, which the document does not.
+      if (given !== undefined && !StreamPositionText.safeParse(given).success) {
+        throw new DhError(
+          StreamPositionErrorCode.Invalid,
+          `"${given.slice(0, 80)}" is not a stream position: expected <seq>:<delta> (e.g. 42:1187) or <seq>`,
+        );
+      }
     }
+    const resume = header ?? query;
     const from = resume !== undefined ? parsePosition(resume) : START_POSITION;
     await store.head(id); // an unknown session is a 404 before the stream starts
     return liveStream(c, id, from, { store, channel: options.channel, sessions, ...options.live });

@@ -254,6 +254,8 @@ describe('console route errors', () => {
       // An empty position is none of the forms its pattern allows.
       ['/api/sessions/errs-done/live?from=', {}, '400 STREAM_POSITION_INVALID'],
       ['/api/sessions/errs-done/live', { headers: { 'last-event-id': '' } }, '400 STREAM_POSITION_INVALID'],
+      // A valid Last-Event-ID does not excuse a `from` its pattern refuses (Schemathesis found it accepted).
+      ['/api/sessions/errs-done/live?from=x', { headers: { 'last-event-id': '7:1' } }, '400 STREAM_POSITION_INVALID'],
       // Values the list's patterns refuse, and an empty enum.
       ['/api/sessions?status=', {}, '400 INVALID_PAYLOAD'],
       ['/api/sessions?since=2024-13-01', {}, '400 INVALID_PAYLOAD'],

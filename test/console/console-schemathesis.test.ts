@@ -73,8 +73,9 @@ const EVAL_RUN = 'fz-run';
 /**
  * The statuses each check accepts, and why. A well-formed request may still name what is not there or not
  * possible now: 404 (a session, step or eval run nobody has), 409 (a closed session, no call waiting, a fork
- * point inside a turn, an id taken). A malformed one is 400 (405 for a method the path does not list, 413 for a
- * body over the limit, 415 for one that is not JSON, 404 when a path parameter is empty and names no route).
+ * point inside a turn, an id taken), and on the messages route 422 (an image nobody stored). A malformed one is
+ * 400 (405 for a method the path does not list, 413 for a body over the limit, 415 for one that is not JSON, 404
+ * when a path parameter is empty and names no route).
  * Never a 5xx: the server's own trouble would be a finding.
  */
 const CONFIG = `
@@ -127,6 +128,12 @@ expected-statuses = ["2xx", "4xx"]
 [[operations]]
 include-name = "GET /api/sessions"
 checks.positive_data_acceptance.expected-statuses = ["2xx", "400"]
+
+# A message may cite an image no upload stored (any digest of the right form): ATTACHMENT_NOT_FOUND 422, refused at
+# the door so that it never reaches a session.
+[[operations]]
+include-name = "POST /api/sessions/{id}/messages"
+checks.positive_data_acceptance.expected-statuses = ["2xx", "404", "409", "422"]
 `;
 
 function runSchemathesis(cwd: string, args: readonly string[]): Promise<{ code: number; output: string }> {
