@@ -9,7 +9,7 @@ import type { SessionClient } from '../client/session-client.js';
 import { NO_WORKER_POLLING, noWorkerMessage } from '../client/worker-presence.js';
 import { sessionOverview } from '../operations/session-overview.js';
 import { forkSession } from '../operations/fork-session.js';
-import { DhError } from '../core/index.js';
+import { DhError, type SessionEvent } from '../core/index.js';
 import { payloadProblem, type SessionStateView } from '../shared/session-messages.js';
 import type { DeltaChannel } from '../streaming/delta-channel.js';
 import { parsePosition, START_POSITION, StreamPositionErrorCode } from '../streaming/stream-position.js';
@@ -157,7 +157,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
       queued: queuedMessages(events),
       worker,
       workerWarning,
-      pendingApproval: pendingApproval(state, events),
+      pendingApproval: pendingApproval(state, await eventsWithApprovalRequest(store, id, state, events)),
     };
     return respond(c, SessionDetailSchema, detail);
   });
@@ -310,6 +310,22 @@ async function withWorker(sessions: SessionClient, sessionId: string): Promise<S
   const warning = await workerWarning(sessions, sessionId);
   if (warning !== null) throw new DhError(warning.code, warning.message, { sessionId });
   return sessions;
+}
+
+/**
+ * The log read before the `state` query may predate the call it says waits: the step appends `approval/request`
+ * before the workflow marks the call waiting, so a read after the query has it.
+ */
+async function eventsWithApprovalRequest(
+  store: SessionStore,
+  id: string,
+  state: SessionStateView | null,
+  events: readonly SessionEvent[],
+): Promise<readonly SessionEvent[]> {
+  const waiting = state?.pendingApproval?.callId;
+  if (waiting === undefined) return events;
+  const logged = events.some((e) => e.type === 'approval/request' && e.callId === waiting);
+  return logged ? events : store.read(id);
 }
 
 async function checkSessionId(c: Context, next: () => Promise<void>): Promise<void> {
