@@ -65,6 +65,11 @@ export interface FleetLimiterOptions {
 
 export const LIMITER_UNAVAILABLE = 'LIMITER_UNAVAILABLE';
 
+/** A concurrency lease held by a call (idempotent release). */
+interface Lease {
+  readonly release: () => Promise<void>;
+}
+
 /** The most one wait sleeps before it reports (and heartbeats) again. */
 const REPORT_EVERY_MS = 1_000;
 /** A 429 that says nothing about when to retry pauses the bucket this long. */
@@ -96,8 +101,8 @@ export class FleetLimiter {
   }
 
   /**
-   * Waits until the call may go: its tree's turn, then a reservation on each bucket it draws on, its tenant's
-   * first (the account's re-made if the provider paused it meanwhile), then a lease when concurrency is capped.
+   * Waits until the call may go: its tree's turn, its tenant's reservation, then a lease when concurrency is
+   * capped, and only then the account's reservation (re-made if the provider paused the account meanwhile).
    * Never an error for waiting; an aborted wait resolves at once (nothing was sent, the caller sees its signal).
    */
   admit(request: AdmissionRequest): Promise<Admission> {
@@ -108,16 +113,22 @@ export class FleetLimiter {
     const started = Date.now();
     const { fairKey, holder, signal } = request;
     const stages = this.#draws(request);
-    const done = (): Admission => ({ waitedMs: Date.now() - started, tokens: request.tokens, release: async () => {} });
     const report = (reason: LimiterWaitReason, waitMs: number, ahead: number): void =>
       request.onWait?.({ reason, ahead, waitMs: Math.round(waitMs) });
-    if (stages.length === 0) return await this.#lease(request, started, report);
+    const admission = (lease: Lease | null): Admission => ({
+      waitedMs: Date.now() - started,
+      tokens: request.tokens,
+      release: lease?.release ?? (async () => {}),
+    });
+    if (stages.length === 0) return admission(await this.#lease(request, report, async () => {}));
 
     const accountSpacing = Math.max(1, this.#accountSpacingMs());
     let turnHeld = false;
+    let lease: Lease | null = null;
+    let admitted = false;
     try {
       while (!(await this.#store.claimTurn(this.#bucket, fairKey, holder, this.#ttlMs))) {
-        if (signal?.aborted) return done();
+        if (signal?.aborted) return admission(null);
         const backlog = await this.#store.backlogMs(this.#bucket);
         report('fair-share', backlog, Math.round(backlog / accountSpacing) + 1);
         await this.#sleep(this.#jitter(this.#pollMs), signal);
@@ -128,10 +139,17 @@ export class FleetLimiter {
       // call its tenant has let through takes a slot on the account's clock, which every tenant shares.
       for (const stage of stages) {
         const account = stage.bucket === this.#bucket;
+        // The lease comes before the account's slot, never after: a slot taken first goes stale while the call
+        // waits for a lease (a dead worker's leases last 30 s), and every call that waited so would then start
+        // at once, a burst the provider answers with 429s. A call holding a lease reserves the next slot.
+        if (account) {
+          lease = await this.#lease(request, report, renewTurn);
+          if (signal?.aborted) return admission(null);
+        }
         const reason: LimiterWaitReason = account ? 'rate-limit' : 'tenant-quota';
         const spacing = Math.max(1, stage.cost.requestMs);
         for (;;) {
-          if (signal?.aborted) return done();
+          if (signal?.aborted) return admission(null);
           const blocked = account ? await this.#store.blockedFor([this.#bucket]) : 0;
           if (blocked > 0) {
             report('provider-backoff', blocked, Math.round(blocked / spacing));
@@ -146,16 +164,21 @@ export class FleetLimiter {
             signal,
             renewTurn,
           );
-          if (!waited) return done();
+          if (!waited) return admission(null);
           // A pause the provider asked for while we waited voids the reservation: reserve again after it.
           if (account && (await this.#store.blockedFor([this.#bucket])) > 0) continue;
           break;
         }
       }
+      // An account whose quota only caps concurrency has no slot of its own: the lease is taken last.
+      lease ??= await this.#lease(request, report, renewTurn);
+      if (signal?.aborted) return admission(null);
+      admitted = true;
+      return admission(lease);
     } finally {
       if (turnHeld) await this.#store.releaseTurn(this.#bucket, fairKey, holder).catch(() => undefined);
+      if (!admitted) await lease?.release();
     }
-    return await this.#lease(request, started, report);
   }
 
   /** Corrects the call's token charge by what it really used (prompt + output, as the provider counted). */
@@ -255,30 +278,36 @@ export class FleetLimiter {
     return signal?.aborted !== true;
   }
 
+  /**
+   * One of the account's `maxConcurrent` leases (a no-op lease when concurrency is not capped), renewed every
+   * third of its TTL until released; the tree's turn is renewed while it waits. Resolves when aborted too.
+   */
   async #lease(
     request: AdmissionRequest,
-    started: number,
     report: (reason: LimiterWaitReason, waitMs: number, ahead: number) => void,
-  ): Promise<Admission> {
+    renewTurn: () => Promise<void>,
+  ): Promise<Lease> {
     const max = this.#quota.maxConcurrent;
     const { holder, signal } = request;
-    const free = { waitedMs: 0, tokens: request.tokens, release: async () => {} };
-    if (max === undefined) return { ...free, waitedMs: Date.now() - started };
+    if (max === undefined) return { release: async () => {} };
+    let renewedAt = Date.now();
     while (!(await this.#store.lease(this.#bucket, holder, max, this.#ttlMs))) {
-      if (signal?.aborted) return { ...free, waitedMs: Date.now() - started };
+      if (signal?.aborted) return { release: async () => {} };
       report('concurrency', 0, 1);
+      if (Date.now() - renewedAt >= this.#ttlMs / 3) {
+        renewedAt = Date.now();
+        await renewTurn(); // a dead worker's leases outlast the turn's TTL
+      }
       await this.#sleep(this.#jitter(this.#pollMs), signal);
     }
-    // Renewed while the call runs (a stream lasts minutes); a worker that dies stops renewing and its
-    // lease expires after the TTL.
+    // Renewed while the call waits for its slot and runs (a stream lasts minutes); a worker that dies stops
+    // renewing and its lease expires after the TTL.
     const renew = setInterval(() => {
       this.#store.lease(this.#bucket, holder, max, this.#ttlMs).catch(() => undefined);
     }, this.#ttlMs / 3);
     renew.unref();
     let released = false;
     return {
-      waitedMs: Date.now() - started,
-      tokens: request.tokens,
       release: async () => {
         if (released) return;
         released = true;

@@ -12,6 +12,7 @@ import type { LimiterStore } from '../../src/limiter/limiter-store.js';
 import { PostgresLimiterStore } from '../../src/limiter/postgres-limiter-store.js';
 import { limiterPathFor, SqliteLimiterStore } from '../../src/limiter/sqlite-limiter-store.js';
 import { quotaBucket } from '../../src/limiter/open-fleet-limiter.js';
+import { busiestWindow } from '../helpers/busiest-window.js';
 
 interface Backend {
   /** A second handle on the same state (another worker process). */
@@ -222,6 +223,70 @@ for (const kind of Object.keys(backends)) {
       expect(slept.length).toBeGreaterThan(1);
     });
 
+    it('paces the calls that waited for the leases of a dead worker: none goes on a slot that went stale meanwhile', async () => {
+      const [a, b] = await twoHandles(kind);
+      const spacingMs = 500; // 120 requests a minute
+      const callers = 6;
+      // A worker died mid-call holding every lease. They expire after the callers' slots would all have come
+      // due, so a slot taken before the lease wait is in the past by the time a lease frees up.
+      const deadTtlMs = callers * spacingMs + 500;
+      for (let i = 0; i < 3; i++) expect(await a.lease('acct', `dead-${i}`, 3, deadTtlMs)).toBe(true);
+      const limiter = new FleetLimiter({
+        store: b,
+        bucket: 'acct',
+        quota: { requestsPerMinute: 120, maxConcurrent: 3 },
+        pollMs: 20,
+      });
+      const reasons = new Set<string>();
+      const admittedAt: number[] = [];
+      await Promise.all(
+        Array.from({ length: callers }, async (_, i) => {
+          const admission = await limiter.admit({
+            fairKey: `root-${i}`,
+            holder: `caller-${i}`,
+            tokens: 1,
+            onWait: (w) => reasons.add(w.reason),
+          });
+          admittedAt.push(Date.now());
+          await admission.release(); // a call that ends at once, as a 429 does
+        }),
+      );
+      expect(reasons).toContain('concurrency');
+      // Paced by the request clock once the leases expired: one call a spacing. Two spacings hold two of them,
+      // three when a timer fires late; the stale slots of the old order let all six through at once.
+      expect(busiestWindow(admittedAt, 2 * spacingMs)).toBeLessThanOrEqual(3);
+    }, 20_000);
+
+    it('holds the calls that waited for a lease behind a pause the provider asked for meanwhile', async () => {
+      const [a, b] = await twoHandles(kind);
+      for (let i = 0; i < 2; i++) expect(await a.lease('acct', `dead-${i}`, 2, 1_000)).toBe(true);
+      const limiter = new FleetLimiter({
+        store: b,
+        bucket: 'acct',
+        quota: { requestsPerMinute: 6_000, maxConcurrent: 2 },
+        pollMs: 20,
+      });
+      const reasons = new Set<string>();
+      const admitted = Promise.all(
+        [0, 1, 2].map(async (i) => {
+          const admission = await limiter.admit({
+            fairKey: `root-${i}`,
+            holder: `caller-${i}`,
+            tokens: 1,
+            onWait: (w) => reasons.add(w.reason),
+          });
+          // What the store says of the pause at the moment the call may go (0: over).
+          const blocked = await b.blockedFor(['acct']);
+          await admission.release();
+          return blocked;
+        }),
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      await a.block('acct', 2_000); // a 429 elsewhere in the fleet, outlasting the dead worker's leases
+      expect(await admitted).toEqual([0, 0, 0]);
+      expect(reasons).toContain('provider-backoff');
+    }, 20_000);
+
     it('classifies a failing store as transient (Temporal retries the step; the turn does not end)', async () => {
       const [a] = await twoHandles(kind);
       const limiter = new FleetLimiter({ store: a, bucket: 'acct', quota: { requestsPerMinute: 60 } });
@@ -244,6 +309,27 @@ for (const kind of Object.keys(backends)) {
       expect(admission.waitedMs).toBeLessThan(30_000);
       // The turn was let go: the next call of the tree can claim it.
       expect(await a.claimTurn('acct', 'r', 'next', 1_000)).toBe(true);
+    });
+
+    it('an aborted wait for a slot lets go of the lease it held', async () => {
+      const [a] = await twoHandles(kind);
+      await a.reserve([{ bucket: 'acct', cost: { requestMs: 60_000, tokenMs: 0 } }]);
+      const limiter = new FleetLimiter({ store: a, bucket: 'acct', quota: { requestsPerMinute: 1, maxConcurrent: 1 } });
+      const abort = new AbortController();
+      const reasons: string[] = [];
+      const waiting = limiter.admit({
+        fairKey: 'r',
+        holder: 'h',
+        tokens: 1,
+        signal: abort.signal,
+        onWait: (w) => {
+          reasons.push(w.reason);
+          abort.abort();
+        },
+      });
+      await waiting;
+      expect(reasons).toEqual(['rate-limit']);
+      expect(await a.lease('acct', 'next', 1, 1_000)).toBe(true);
     });
   });
 }
