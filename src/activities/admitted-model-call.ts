@@ -13,6 +13,11 @@ import type { SessionRuntime } from './session-runtime.js';
 export interface AdmittedCall extends ObservedCall {
   /** The root session of the call's tree: subagents share its turn. */
   readonly fairKey: string;
+  /**
+   * Runs once the call is admitted, right before its request goes out (again before a resend after a 429):
+   * where a step logs its `request/sent`, so the log says when it was sent, after any wait for the quota.
+   */
+  readonly beforeSend?: () => Promise<void>;
 }
 
 /** Names this activity attempt in the limiter's store: its turn, lease and spending hold. */
@@ -26,7 +31,10 @@ const MAX_RATE_LIMITED_IN_ATTEMPT = 30;
 
 export async function callModelAdmitted(runtime: SessionRuntime, call: AdmittedCall): Promise<CallModelResult> {
   const limiter = runtime.limiter;
-  if (!limiter) return await callModelObserved(runtime, call);
+  if (!limiter) {
+    await call.beforeSend?.();
+    return await callModelObserved(runtime, call);
+  }
   const activity = Context.current();
   const info = activity.info;
   const holder = callHolder();
@@ -50,6 +58,7 @@ export async function callModelAdmitted(runtime: SessionRuntime, call: AdmittedC
       signal: activity.cancellationSignal,
     });
     try {
+      await call.beforeSend?.();
       const result = await callModelObserved(runtime, call);
       await afterAnswer(limiter, runtime, admission, result);
       return result;

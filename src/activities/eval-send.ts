@@ -8,7 +8,7 @@ import { toWireBody } from '../providers/wire-body.js';
 import type { ActivityContext } from './activity-context.js';
 import { callModelAdmitted } from './admitted-model-call.js';
 import { stepCost } from './cost-cap.js';
-import { answerDraft } from './step-events.js';
+import { answerDraft, sentDraft } from './step-events.js';
 import type { SessionRuntime } from './session-runtime.js';
 
 /** Sends the open step's request and logs the answer (nothing else); `runtime` is the one that sends (its profile). */
@@ -26,11 +26,7 @@ export async function answerOpenStep(
   const request = await gate.verify(buildSessionRequest(session));
   const wire = await toWireBody(request, runtime.profile, runtime.readAttachment);
   const recordedSent = open.requestSeq !== null ? session.events[open.requestSeq] : undefined;
-  if (recordedSent?.type !== 'request/sent') {
-    session = await cache.append(session, [
-      { type: 'request/sent', at: Date.now(), turn, step, digest: wire.digest, bytes: wire.bytes },
-    ]);
-  } else if (recordedSent.digest !== wire.digest) {
+  if (recordedSent?.type === 'request/sent' && recordedSent.digest !== wire.digest) {
     throw new DhError(
       'WIRE_DIGEST_DRIFT',
       `eval step ${turn}.${step} was recorded with wire digest ${recordedSent.digest}, now derives ${wire.digest}`,
@@ -41,6 +37,11 @@ export async function answerOpenStep(
     request,
     verified: wire,
     fairKey: session.sessionId,
+    // Logged once admitted, just before the request goes out: the latency measured from it leaves the wait out.
+    beforeSend: async () => {
+      if (session.state.openStep?.requestSeq === null)
+        session = await cache.append(session, [sentDraft(turn, step, wire)]);
+    },
     purpose: 'step',
     context: stepContext,
     onDelta: () => undefined,

@@ -21,7 +21,7 @@ import { enterStep, MESSAGES_DISCARDED } from './enter-step.js';
 import { failpoint } from './failpoints.js';
 import { ingressDrafts } from './inbox-drafts.js';
 import { nextHeader } from './next-header.js';
-import { answerDraft, stepRecord } from './step-events.js';
+import { answerDraft, sentDraft, stepRecord } from './step-events.js';
 import { toolsInModelStep } from './tools-in-model-step.js';
 
 export async function modelStep(context: ActivityContext, input: ModelStepInput): Promise<ModelStepOutcome> {
@@ -121,16 +121,17 @@ async function stepFromBoundary(
   if (cost.refusal && !record.sent) return await refuseOverCap(context, session, input, cost.refusal);
   const tenantSpend = cost.refusal ? undefined : await holdTenantSpend(runtime, callHolder(), cost, !!record.sent);
   if (tenantSpend?.refusal) return await refuseOverCap(context, session, input, tenantSpend.refusal);
-  if (!record.sent) {
-    session = await cache.append(session, [
-      { type: 'request/sent', at: input.at, turn, step, digest: wire.digest, bytes: wire.bytes },
-    ]);
-  } else if (record.sent.digest !== wire.digest) {
+  if (record.sent && record.sent.digest !== wire.digest) {
     throw new DhError(
       'WIRE_DIGEST_DRIFT',
       `step ${turn}.${step} was recorded with wire digest ${record.sent.digest}, now derives ${wire.digest}`,
     );
   }
+  // `request/sent` is logged once the limiter admits the call, just before the request goes out (not before the
+  // wait, whose time would then count as the model's); a retry of a step already logged as sent sends it again.
+  const logSent = async (): Promise<void> => {
+    if (!stepRecord(session, turn, step).sent) session = await cache.append(session, [sentDraft(turn, step, wire)]);
+  };
 
   let result;
   try {
@@ -138,6 +139,7 @@ async function stepFromBoundary(
       request,
       verified: wire,
       fairKey: delegationOf(session.events)?.workspaceSessionId ?? sessionId,
+      beforeSend: logSent,
       purpose: 'step',
       context: stepContext,
       onDelta: (delta) => {

@@ -2,6 +2,7 @@
 // stopped instead of doing anything twice.
 import type { EventDraft, EventOf, Session, SessionEvent, StepCost, Usage } from '../core/index.js';
 import type { ModelReply } from '../providers/call-model.js';
+import type { WireBody } from '../providers/wire-body.js';
 
 export interface StepRecord {
   readonly started: boolean;
@@ -35,6 +36,14 @@ export function stepRecord(session: Session, turn: number, step: number): StepRe
     else if (e.type === 'step/end') found.ended = true;
   }
   return found;
+}
+
+/**
+ * The step's `request/sent` draft, made when the request goes out: once the fleet limiter admitted it, so its
+ * `at` is when it was sent and the wait before it is not counted as the model's time.
+ */
+export function sentDraft(turn: number, step: number, wire: Pick<WireBody, 'digest' | 'bytes'>): EventDraft {
+  return { type: 'request/sent', at: Date.now(), turn, step, digest: wire.digest, bytes: wire.bytes };
 }
 
 /** A provider's answer as the step's `assistant/message` draft, with its usage and cost when known. */
