@@ -59,6 +59,8 @@ export async function callModelAdmitted(runtime: SessionRuntime, call: AdmittedC
     });
     try {
       await call.beforeSend?.();
+      // Last, after the log's commit: the account's previous call went at least a spacing before this one.
+      await admission.go();
       const result = await callModelObserved(runtime, call);
       await afterAnswer(limiter, runtime, admission, result);
       return result;

@@ -44,6 +44,12 @@ export interface AdmissionRequest {
 export interface Admission {
   readonly waitedMs: number;
   readonly tokens: number;
+  /**
+   * Right before the request is sent: takes the account's next time to go out (a request spacing after its last
+   * call's, not during a pause) and waits for it. However late a call gets from its slot to the network (a loaded
+   * host, the log's commit), the next one cannot follow it closer than the quota allows.
+   */
+  go(): Promise<void>;
   /** Frees the concurrency lease (idempotent). */
   release(): Promise<void>;
 }
@@ -102,8 +108,9 @@ export class FleetLimiter {
 
   /**
    * Waits until the call may go: its tree's turn, its tenant's reservation, then a lease when concurrency is
-   * capped, and only then the account's reservation (re-made if the provider paused the account meanwhile).
-   * Never an error for waiting; an aborted wait resolves at once (nothing was sent, the caller sees its signal).
+   * capped, and only then the account's reservation (re-made if the provider paused the account meanwhile); the
+   * caller calls the admission's `go` right before sending. Never an error for waiting; an aborted wait resolves
+   * at once (nothing was sent, the caller sees its signal).
    */
   admit(request: AdmissionRequest): Promise<Admission> {
     return this.#guard(() => this.#admit(request));
@@ -118,6 +125,7 @@ export class FleetLimiter {
     const admission = (lease: Lease | null): Admission => ({
       waitedMs: Date.now() - started,
       tokens: request.tokens,
+      go: () => this.#guard(() => this.#go(request, report)),
       release: lease?.release ?? (async () => {}),
     });
     if (stages.length === 0) return admission(await this.#lease(request, report, async () => {}));
@@ -276,6 +284,22 @@ export class FleetLimiter {
       await this.#sleep(Math.min(REPORT_EVERY_MS, left), signal);
     }
     return signal?.aborted !== true;
+  }
+
+  /** See Admission.go: a pause is reported as such; the rest of a spacing is too short to report. */
+  async #go(
+    request: AdmissionRequest,
+    report: (reason: LimiterWaitReason, waitMs: number, ahead: number) => void,
+  ): Promise<void> {
+    const spacing = this.#accountSpacingMs();
+    const { waitMs } = await this.#store.go(this.#bucket, spacing);
+    // Slept out without asking the store again: the time is this call's, and a round trip would only make it late.
+    const until = Date.now() + waitMs;
+    for (let left = waitMs; left > 0; left = until - Date.now()) {
+      if (request.signal?.aborted) return;
+      if (left > spacing) report('provider-backoff', left, 0);
+      await this.#sleep(Math.min(REPORT_EVERY_MS, left), request.signal);
+    }
   }
 
   /**

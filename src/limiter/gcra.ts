@@ -57,6 +57,16 @@ export function settleTokens(clock: BucketClock, deltaMs: number, now: number): 
   return { ...clock, tokensAt: deltaMs < 0 ? Math.max(moved, Math.min(now, clock.tokensAt)) : moved };
 }
 
+/**
+ * When a call that asks at `now` goes out: not before the bucket's last call's time (`lastAt`, undefined: none
+ * yet) plus `spacingMs`, nor while the bucket is paused. The time is the call's own from then on (the next call's
+ * follows it by a spacing), so how late a call comes to ask only delays that call, and how late it wakes up to
+ * go never adds up over the calls after it.
+ */
+export function nextGo(clock: BucketClock, lastAt: number | undefined, spacingMs: number, now: number): number {
+  return Math.max(now, clock.blockedUntil, lastAt === undefined ? now : lastAt + spacingMs);
+}
+
 /** The provider asked for a pause: nobody on this bucket starts before `until`. */
 export function block(clock: BucketClock, until: number): BucketClock {
   return until > clock.blockedUntil ? { ...clock, blockedUntil: until } : clock;

@@ -1,5 +1,5 @@
 // Where the fleet limiter keeps its state so that every worker process sees the same clocks: bucket clocks
-// (GCRA), whose turn it is per fairness key, and concurrency leases. Times cross the interface as durations
+// (GCRA) and when each bucket's last call went, whose turn it is per fairness key, and concurrency leases. Times cross the interface as durations
 // from the store's own clock, so workers on machines whose clocks differ still agree.
 import type { BucketCost } from './gcra.js';
 
@@ -21,6 +21,11 @@ export interface LimiterStore {
   settle(bucket: string, deltaMs: number): Promise<void>;
   /** Nobody on the bucket starts for the next `forMs` (the provider's `retry-after`, or an exhausted quota). */
   block(bucket: string, forMs: number): Promise<void>;
+  /**
+   * Gives a call of the bucket its time to go out: its last call's plus `spacingMs`, not during a pause, not before
+   * now (see nextGo), and records it as the last; resolves how long to wait for it.
+   */
+  go(bucket: string, spacingMs: number): Promise<{ waitMs: number }>;
   /** How long the buckets stay blocked from now (0: not blocked). */
   blockedFor(buckets: readonly string[]): Promise<number>;
   /** How far the bucket's clocks run ahead of now: the queue of calls already reserved, in milliseconds. */

@@ -4,7 +4,7 @@
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 import { inTransaction } from '../stores/pg-transaction.js';
-import { block, IDLE_CLOCK, reserve, settleTokens, startOf, type BucketClock } from './gcra.js';
+import { block, IDLE_CLOCK, nextGo, reserve, settleTokens, startOf, type BucketClock } from './gcra.js';
 import type { BucketDraw, LimiterStore, SpendHold } from './limiter-store.js';
 
 /** `pg`, loaded only when a PostgreSQL limiter is opened (it costs every SQLite CLI start ~40 ms). */
@@ -17,6 +17,10 @@ CREATE TABLE IF NOT EXISTS dh_limiter_buckets (
   requests_at DOUBLE PRECISION NOT NULL,
   tokens_at DOUBLE PRECISION NOT NULL,
   blocked_until DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS dh_limiter_went (
+  bucket TEXT COLLATE "C" PRIMARY KEY,
+  went_at DOUBLE PRECISION NOT NULL
 );
 CREATE TABLE IF NOT EXISTS dh_limiter_turns (
   bucket TEXT COLLATE "C" NOT NULL,
@@ -98,6 +102,23 @@ export class PostgresLimiterStore implements LimiterStore {
 
   block(bucket: string, forMs: number): Promise<void> {
     return this.#update(bucket, (clock, now) => block(clock, now + forMs));
+  }
+
+  go(bucket: string, spacingMs: number): Promise<{ waitMs: number }> {
+    return inTransaction(this.#pool, async (client) => {
+      // The bucket's clock row is the lock: two workers never take the same time to go.
+      const { now, clocks } = await lockClocks(client, [bucket]);
+      const went = await client.query<{ went_at: number }>('SELECT went_at FROM dh_limiter_went WHERE bucket = $1', [
+        bucket,
+      ]);
+      const at = nextGo(clocks.get(bucket) ?? IDLE_CLOCK, went.rows[0]?.went_at, spacingMs, now);
+      await client.query(
+        `INSERT INTO dh_limiter_went (bucket, went_at) VALUES ($1, $2)
+         ON CONFLICT (bucket) DO UPDATE SET went_at = excluded.went_at`,
+        [bucket, at],
+      );
+      return { waitMs: at - now };
+    });
   }
 
   async blockedFor(buckets: readonly string[]): Promise<number> {

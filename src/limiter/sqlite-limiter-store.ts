@@ -1,7 +1,7 @@
 // The limiter's state in a SQLite file next to the session store, shared by every worker process on the
 // host: each operation is one IMMEDIATE transaction, so two processes never interleave a read and its write.
 import Database from 'better-sqlite3';
-import { block, IDLE_CLOCK, reserve, settleTokens, startOf, type BucketClock } from './gcra.js';
+import { block, IDLE_CLOCK, nextGo, reserve, settleTokens, startOf, type BucketClock } from './gcra.js';
 import type { BucketDraw, LimiterStore, SpendHold } from './limiter-store.js';
 
 const SCHEMA = `
@@ -10,6 +10,10 @@ CREATE TABLE IF NOT EXISTS limiter_buckets (
   requests_at REAL NOT NULL,
   tokens_at REAL NOT NULL,
   blocked_until REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS limiter_went (
+  bucket TEXT PRIMARY KEY,
+  went_at REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS limiter_turns (
   bucket TEXT NOT NULL,
@@ -52,6 +56,7 @@ export class SqliteLimiterStore implements LimiterStore {
   readonly #db: Database.Database;
   readonly #now: () => number;
   readonly #reserve: (draws: readonly BucketDraw[]) => number;
+  readonly #go: (bucket: string, spacingMs: number) => number;
   readonly #claim: (bucket: string, fairKey: string, holder: string, ttlMs: number) => boolean;
   readonly #lease: (bucket: string, holder: string, max: number, ttlMs: number) => boolean;
   readonly #holdSpend: (account: string, holder: string, usd: number, capUsd: number, ttlMs: number) => SpendHold;
@@ -93,6 +98,17 @@ export class SqliteLimiterStore implements LimiterStore {
       );
       draws.forEach((d, i) => store(d.bucket, reserved.clocks[i] ?? IDLE_CLOCK));
       return reserved.start - now;
+    });
+    const wentAt = db.prepare<[string], { went_at: number }>('SELECT went_at FROM limiter_went WHERE bucket = ?');
+    const markWent = db.prepare(
+      `INSERT INTO limiter_went (bucket, went_at) VALUES (?, ?)
+       ON CONFLICT (bucket) DO UPDATE SET went_at = excluded.went_at`,
+    );
+    this.#go = transaction(db, (bucket: string, spacingMs: number) => {
+      const now = this.#now();
+      const at = nextGo(clockOf(bucket), wentAt.get(bucket)?.went_at, spacingMs, now);
+      markWent.run(bucket, at);
+      return at - now;
     });
     const currentHolder = db.prepare<[string, string], { holder: string; expires_at: number }>(
       'SELECT holder, expires_at FROM limiter_turns WHERE bucket = ? AND fair_key = ?',
@@ -191,6 +207,10 @@ export class SqliteLimiterStore implements LimiterStore {
         this.store(bucket, block(this.clockOf(bucket), this.#now() + forMs));
       }),
     );
+  }
+
+  go(bucket: string, spacingMs: number): Promise<{ waitMs: number }> {
+    return attempt(() => ({ waitMs: this.#go(bucket, spacingMs) }));
   }
 
   blockedFor(buckets: readonly string[]): Promise<number> {

@@ -287,6 +287,30 @@ for (const kind of Object.keys(backends)) {
       expect(reasons).toContain('provider-backoff');
     }, 20_000);
 
+    it("gives a bucket's calls times to go a spacing apart from either handle, and none during a pause", async () => {
+      const [a, b] = await twoHandles(kind);
+      expect(await a.go('acct', 500)).toEqual({ waitMs: 0 });
+      const { waitMs } = await b.go('acct', 500);
+      expect(waitMs).toBeGreaterThan(300);
+      expect(waitMs).toBeLessThanOrEqual(500);
+      await a.block('acct', 2_000);
+      expect((await b.go('other', 500)).waitMs).toBe(0); // another bucket is neither paused nor spaced by it
+      expect((await b.go('acct', 0)).waitMs).toBeGreaterThan(1_500);
+    });
+
+    it('sends calls that reach the network late from their slots one spacing apart, not together', async () => {
+      const [a] = await twoHandles(kind);
+      const limiter = new FleetLimiter({ store: a, bucket: 'acct', quota: { requestsPerMinute: 120 } });
+      // Four calls admitted on their slots, 500 ms apart, that all get to the network at once (a loaded host,
+      // the log's commit): going, they are spaced again.
+      const admissions = await Promise.all(
+        [0, 1, 2, 3].map((i) => limiter.admit({ fairKey: `root-${i}`, holder: `call-${i}`, tokens: 1 })),
+      );
+      const wentAt = await Promise.all(admissions.map((admission) => admission.go().then(() => Date.now())));
+      // A spacing apart: a window of one spacing holds two of them at most (one when no timer fires late).
+      expect(busiestWindow(wentAt, 500)).toBeLessThanOrEqual(2);
+    }, 20_000);
+
     it('classifies a failing store as transient (Temporal retries the step; the turn does not end)', async () => {
       const [a] = await twoHandles(kind);
       const limiter = new FleetLimiter({ store: a, bucket: 'acct', quota: { requestsPerMinute: 60 } });
