@@ -1,10 +1,10 @@
 // The patterns of a policy rule (tool globs, `glob` and `regex` predicates) as they are checked at load and
 // matched against a call: every one on RE2, in time linear in the text the model sent.
 import type { PolicyRule } from '../core/policy-rule.js';
-import { globToRe2, hasGlobSyntax } from './glob-to-re2.js';
-import { PatternUndecidableError, re2Match, re2Problem } from './re2-match.js';
+import { globToRe2, hasGlobSyntax } from '../patterns/glob-to-re2.js';
+import { PatternUndecidableError, re2Match, re2Problem } from '../patterns/re2-match.js';
 
-export { PatternUndecidableError } from './re2-match.js';
+export { PatternUndecidableError } from '../patterns/re2-match.js';
 
 /** Whether all of `text` matches the glob. Throws PatternUndecidableError (text too long, glob refused). */
 export function globMatches(glob: string, text: string): boolean {

@@ -5,9 +5,9 @@ import fc from 'fast-check';
 import picomatch from 'picomatch';
 import { describe, expect, it } from 'vitest';
 import { toolNameMatches } from '../../src/mcp/mcp-tool-name.js';
-import { globToRe2 } from '../../src/policy/glob-to-re2.js';
+import { globToRe2 } from '../../src/patterns/glob-to-re2.js';
 import { globMatches } from '../../src/policy/policy-patterns.js';
-import { re2Problem } from '../../src/policy/re2-match.js';
+import { re2Problem } from '../../src/patterns/re2-match.js';
 import { toolPatternMatches } from '../../src/policy/tool-pattern.js';
 
 const RUNS = { numRuns: 1000 };

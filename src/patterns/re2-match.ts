@@ -1,6 +1,6 @@
-// The one engine a policy file's patterns (regexes, and globs via glob-to-re2.ts) run on: RE2, through
-// re2-wasm (WebAssembly, no native build). RE2 matches in time linear in the text, so no pattern an author
-// writes and no argument a model sends can stall the worker the way a backtracking engine can.
+// The one engine the worker runs untrusted patterns on (a policy file's regexes and globs, and the `grep` and
+// `glob` tools' patterns, globs via glob-to-re2.ts): RE2, through re2-wasm (WebAssembly, no native build). RE2
+// matches in time linear in the text, so no pattern and no text the model chooses can stall the worker.
 import { createRequire } from 'node:module';
 import { dirname, sep } from 'node:path';
 import type { RE2 } from 're2-wasm';
@@ -8,8 +8,8 @@ import { DhError } from '../core/errors.js';
 
 /**
  * The longest text (UTF-16 code units) a pattern is matched against. Linear time still grows with the
- * text, and re2-wasm copies it into a fixed 16 MiB heap: a longer argument is not matched, and the rule
- * that would have matched it cannot decide (the call asks).
+ * text, and re2-wasm copies it into a fixed 16 MiB heap: a longer text is not matched (a policy rule that
+ * would have to cannot decide, and the call asks; `grep` matches a longer line's first that many).
  */
 export const MAX_MATCHED_LENGTH = 65_536;
 
@@ -19,7 +19,7 @@ const CACHED_PATTERNS = 128;
 /** A pattern cannot say whether it matches a text: the text is too long, or RE2 cannot run the pattern. */
 export class PatternUndecidableError extends DhError {
   constructor(problem: string) {
-    super('POLICY_PATTERN_UNDECIDABLE', problem);
+    super('PATTERN_UNDECIDABLE', problem);
   }
 }
 
@@ -28,11 +28,17 @@ const require = createRequire(import.meta.url);
 const WasmRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: ErrorConstructor } }).WebAssembly
   .RuntimeError;
 
+/** How a pattern runs: on the whole text (the default, as the policy wants) or anywhere in it, as `grep` does. */
+export interface Re2Mode {
+  readonly anywhere?: boolean;
+  readonly ignoreCase?: boolean;
+}
+
 type Compiled = { readonly ok: true; readonly re: RE2 } | { readonly ok: false; readonly problem: string };
 
 interface Engine {
   readonly RE2: typeof RE2;
-  /** Source → compiled (anchored) or why not, least recently used first. */
+  /** Mode and source → compiled or why not, least recently used first. */
   readonly compiled: Map<string, Compiled>;
 }
 
@@ -59,27 +65,30 @@ function free(re: RE2): void {
   wrapper?.delete?.();
 }
 
-function build(e: Engine, source: string): Compiled {
+function build(e: Engine, source: string, mode: Re2Mode): Compiled {
+  const flags = mode.ignoreCase === true ? 'iu' : 'u';
   try {
+    if (mode.anywhere === true) return { ok: true, re: new e.RE2(source, flags) };
     // Alone first: a source that compiles by itself cannot close the anchoring group around it.
-    free(new e.RE2(source, 'u'));
-    return { ok: true, re: new e.RE2(`^(?:${source})$`, 'u') };
+    free(new e.RE2(source, flags));
+    return { ok: true, re: new e.RE2(`^(?:${source})$`, flags) };
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
-    return { ok: false, problem: error.message.replace(/^Invalid regular expression: \/.*\/u: /s, '') };
+    return { ok: false, problem: error.message.replace(/^Invalid regular expression: \/.*\/i?u: /s, '') };
   }
 }
 
-/** The compiled whole-string pattern for `source`, from the cache or built (and cached) now. */
-function compile(e: Engine, source: string): Compiled {
-  const cached = e.compiled.get(source);
+/** The compiled pattern for `source` in `mode`, from the cache or built (and cached) now. */
+function compile(e: Engine, source: string, mode: Re2Mode): Compiled {
+  const key = `${mode.anywhere === true ? 'anywhere' : 'whole'}${mode.ignoreCase === true ? '-i' : ''}:${source}`;
+  const cached = e.compiled.get(key);
   if (cached !== undefined) {
-    e.compiled.delete(source);
-    e.compiled.set(source, cached);
+    e.compiled.delete(key);
+    e.compiled.set(key, cached);
     return cached;
   }
-  const compiled = build(e, source);
-  e.compiled.set(source, compiled);
+  const compiled = build(e, source, mode);
+  e.compiled.set(key, compiled);
   for (const [key, old] of e.compiled) {
     if (e.compiled.size <= CACHED_PATTERNS) break;
     e.compiled.delete(key);
@@ -105,10 +114,10 @@ function withEngine<T>(use: (e: Engine) => T): T {
   }
 }
 
-/** Why RE2 cannot run `source` as a whole-string pattern (JavaScript syntax, the `u` flag), or undefined. */
-export function re2Problem(source: string): string | undefined {
+/** Why RE2 cannot run `source` (JavaScript syntax, the `u` flag) in `mode`, or undefined. */
+export function re2Problem(source: string, mode: Re2Mode = {}): string | undefined {
   try {
-    const compiled = withEngine((e) => compile(e, source));
+    const compiled = withEngine((e) => compile(e, source, mode));
     return compiled.ok ? undefined : compiled.problem;
   } catch (error) {
     if (error instanceof PatternUndecidableError) return error.message;
@@ -121,6 +130,19 @@ export function re2Problem(source: string): string | undefined {
  * `maxLength` or RE2 cannot run the pattern: the caller decides what no answer means (fail closed).
  */
 export function re2Match(source: string, text: string, maxLength: number = MAX_MATCHED_LENGTH): boolean {
+  return run(source, {}, text, maxLength);
+}
+
+/** Whether `source` matches somewhere in `text`; throws PatternUndecidableError as re2Match does. */
+export function re2Search(
+  source: string,
+  text: string,
+  options: { readonly ignoreCase?: boolean; readonly maxLength?: number } = {},
+): boolean {
+  return run(source, { anywhere: true, ignoreCase: options.ignoreCase === true }, text, options.maxLength);
+}
+
+function run(source: string, mode: Re2Mode, text: string, maxLength: number = MAX_MATCHED_LENGTH): boolean {
   if (text.length > maxLength)
     throw new PatternUndecidableError(
       `the text is ${text.length} characters long, over the ${maxLength} a pattern is matched against`,
@@ -129,7 +151,7 @@ export function re2Match(source: string, text: string, maxLength: number = MAX_M
   // receiving it would see it, with U+FFFD in its place.
   const wellFormed = (text as string & { toWellFormed(): string }).toWellFormed();
   return withEngine((e) => {
-    const compiled = compile(e, source);
+    const compiled = compile(e, source, mode);
     if (!compiled.ok) throw new PatternUndecidableError(`RE2 cannot run the pattern (${compiled.problem})`);
     return compiled.re.test(wellFormed);
   });

@@ -1,6 +1,7 @@
-// A policy glob as a whole-string RE2 pattern (re2-match.ts runs it): `*` any run of characters, `?` one
-// character but `/`, `[...]` one of a set, `{a,b}` alternatives, `\` escapes. Written here, not taken from a
-// glob library, because those compile to backtracking regexes, and the model chooses what they run on.
+// A glob as a whole-string RE2 pattern (re2-match.ts runs it): `*` any run of characters (in a path glob, of one
+// segment), `?` one character but `/`, `[...]` one of a set, `{a,b}` alternatives, `\` escapes. Written here,
+// not taken from a glob library, because those compile to backtracking regexes, and the model chooses both
+// the globs (the `glob` and `grep` tools) and the texts (a policy's arguments; a workspace's file names).
 
 export type GlobTranslation =
   { readonly ok: true; readonly source: string } | { readonly ok: false; readonly problem: string };
@@ -29,14 +30,22 @@ const POSIX_CLASSES = new Set([
   'xdigit',
 ]);
 
+export interface GlobDialect {
+  /**
+   * A path glob (the `glob` and `grep` tools): `*`, and a `**` that is not a whole segment, stay within one
+   * path segment, as in a shell. Otherwise (a policy's globs) `*` runs across `/` too.
+   */
+  readonly paths?: boolean;
+}
+
 class Refused extends Error {}
 
 /** `glob` as an RE2 source (JavaScript syntax), or why it is refused. */
-export function globToRe2(glob: string): GlobTranslation {
+export function globToRe2(glob: string, dialect: GlobDialect = {}): GlobTranslation {
   if (glob.startsWith('!'))
     return { ok: false, problem: 'a leading "!" (negating the glob) is not supported: order the rules instead' };
   try {
-    return { ok: true, source: translate(Array.from(glob)) };
+    return { ok: true, source: translate(Array.from(glob), dialect.paths === true) };
   } catch (error) {
     if (error instanceof Refused) return { ok: false, problem: error.message };
     throw error;
@@ -48,7 +57,7 @@ function literal(char: string): string {
   return /^[A-Za-z0-9_]$/.test(char) ? char : `\\x{${(char.codePointAt(0) ?? 0).toString(16)}}`;
 }
 
-function translate(chars: readonly string[]): string {
+function translate(chars: readonly string[], paths: boolean): string {
   let out = '';
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i] as string;
@@ -58,7 +67,7 @@ function translate(chars: readonly string[]): string {
       // A trailing backslash stands for itself.
       out += literal(next ?? '\\');
       i++;
-    } else if (c === '/' && globstarAt(chars, i + 1) === chars.length) {
+    } else if (c === '/' && globstarAt(chars, i + 1, paths) === chars.length) {
       // `dir/**` is `dir` too.
       out += '(?:/(?s:.*))?';
       break;
@@ -66,12 +75,16 @@ function translate(chars: readonly string[]): string {
       const start = i;
       while (chars[i + 1] === '*') i++;
       if (chars[i + 1] === '(') refuseExtglob(c);
+      // In a path glob, only `**` is a globstar (`***` is one segment's `*`, as picomatch reads it).
+      const globstar = (start === 0 || chars[start - 1] === '/') && (paths ? i === start + 1 : i > start);
       // `**/` as a whole segment is any number of directories, none included (`**/*.ts` is `a.ts` too).
-      if (i > start && (start === 0 || chars[start - 1] === '/') && chars[i + 1] === '/') {
+      if (globstar && chars[i + 1] === '/') {
         out += '(?:(?s:.*)/)?';
         i++;
-      } else {
+      } else if (!paths || (globstar && i + 1 === chars.length)) {
         out += '(?s:.*)';
+      } else {
+        out += '[^/]*';
       }
     } else if (c === '?') {
       out += '[^/]';
@@ -86,7 +99,7 @@ function translate(chars: readonly string[]): string {
       const braces = alternatives(chars, i);
       if (braces === undefined) out += literal(c);
       else {
-        out += `(?:${braces.options.map((option) => translate(option)).join('|')})`;
+        out += `(?:${braces.options.map((option) => translate(option, paths)).join('|')})`;
         i = braces.end;
       }
     } else {
@@ -97,10 +110,11 @@ function translate(chars: readonly string[]): string {
 }
 
 /** Where a `**` segment starting at `at` ends (the index after it), or -1 when there is none. */
-function globstarAt(chars: readonly string[], at: number): number {
+function globstarAt(chars: readonly string[], at: number, paths: boolean): number {
   let end = at;
   while (chars[end] === '*') end++;
-  return end - at >= 2 && (end === chars.length || chars[end] === '/') ? end : -1;
+  const stars = end - at;
+  return (paths ? stars === 2 : stars >= 2) && (end === chars.length || chars[end] === '/') ? end : -1;
 }
 
 function refuseExtglob(c: string): never {
