@@ -32,6 +32,8 @@ const WasmRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError
 export interface Re2Mode {
   readonly anywhere?: boolean;
   readonly ignoreCase?: boolean;
+  /** `^` and `$` match at each line's start and end too (the `m` flag), as when `grep` tries a block of lines. */
+  readonly multiline?: boolean;
 }
 
 type Compiled = { readonly ok: true; readonly re: RE2 } | { readonly ok: false; readonly problem: string };
@@ -66,7 +68,7 @@ function free(re: RE2): void {
 }
 
 function build(e: Engine, source: string, mode: Re2Mode): Compiled {
-  const flags = mode.ignoreCase === true ? 'iu' : 'u';
+  const flags = `${mode.ignoreCase === true ? 'i' : ''}${mode.multiline === true ? 'm' : ''}u`;
   try {
     if (mode.anywhere === true) return { ok: true, re: new e.RE2(source, flags) };
     // Alone first: a source that compiles by itself cannot close the anchoring group around it.
@@ -74,13 +76,14 @@ function build(e: Engine, source: string, mode: Re2Mode): Compiled {
     return { ok: true, re: new e.RE2(`^(?:${source})$`, flags) };
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
-    return { ok: false, problem: error.message.replace(/^Invalid regular expression: \/.*\/i?u: /s, '') };
+    return { ok: false, problem: error.message.replace(/^Invalid regular expression: \/.*\/[im]*u: /s, '') };
   }
 }
 
 /** The compiled pattern for `source` in `mode`, from the cache or built (and cached) now. */
 function compile(e: Engine, source: string, mode: Re2Mode): Compiled {
-  const key = `${mode.anywhere === true ? 'anywhere' : 'whole'}${mode.ignoreCase === true ? '-i' : ''}:${source}`;
+  const flags = `${mode.ignoreCase === true ? 'i' : ''}${mode.multiline === true ? 'm' : ''}`;
+  const key = `${mode.anywhere === true ? 'anywhere' : 'whole'}/${flags}:${source}`;
   const cached = e.compiled.get(key);
   if (cached !== undefined) {
     e.compiled.delete(key);
@@ -137,9 +140,10 @@ export function re2Match(source: string, text: string, maxLength: number = MAX_M
 export function re2Search(
   source: string,
   text: string,
-  options: { readonly ignoreCase?: boolean; readonly maxLength?: number } = {},
+  options: Omit<Re2Mode, 'anywhere'> & { readonly maxLength?: number } = {},
 ): boolean {
-  return run(source, { anywhere: true, ignoreCase: options.ignoreCase === true }, text, options.maxLength);
+  const { maxLength, ...mode } = options;
+  return run(source, { ...mode, anywhere: true }, text, maxLength);
 }
 
 function run(source: string, mode: Re2Mode, text: string, maxLength: number = MAX_MATCHED_LENGTH): boolean {
