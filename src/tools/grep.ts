@@ -1,15 +1,24 @@
-// The `grep` tool: searches workspace file contents for a regular expression, in Node (no system
-// `rg` needed). Output is `file:line: text`, capped; binary and very large files are skipped.
+// The `grep` tool: searches workspace file contents for a regular expression, in Node (no system `rg`
+// needed), on RE2 (src/patterns, line by line in search-lines.ts): the model writes the pattern and the
+// workspace the text, and neither may stall the worker. Output is `file:line: text`, capped.
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { MAX_MATCHED_LENGTH, PatternUndecidableError, re2Problem } from '../patterns/re2-match.js';
 import { type BuiltinTool, fail, messageOf, ok, parseArgs, toolSchema } from './builtin-tool.js';
 import { findFiles, SKIPPED_DIRS } from './find-files.js';
+import { searchLines } from './search-lines.js';
 import { looksBinary } from './text-file.js';
+import { TimeSlice } from './time-slice.js';
 import { resolveWorkspacePath } from './workspace-path.js';
 
 const GrepArgs = z.strictObject({
-  pattern: z.string().min(1).describe('Regular expression (JavaScript syntax) searched in each line.'),
+  pattern: z
+    .string()
+    .min(1)
+    .describe(
+      'Regular expression in RE2 syntax (as JavaScript writes it, but no lookahead, lookbehind or backreferences), searched in each line.',
+    ),
   path: z
     .string()
     .optional()
@@ -28,16 +37,22 @@ export interface GrepToolOptions {
   readonly maxLineChars?: number;
   /** Larger files are skipped (default 8 MiB). */
   readonly maxFileBytes?: number;
+  /** Longer lines are matched on their first this many characters (default 65,536, what the engine matches). */
+  readonly maxMatchedLineChars?: number;
 }
+
+const NO_BACKTRACKING =
+  'grep matches with RE2, which has no lookahead, lookbehind or backreferences: match the text itself, or grep for one part and read the lines around it';
 
 export function createGrepTool(options: GrepToolOptions = {}): BuiltinTool {
   const maxMatches = options.maxMatches ?? 200;
   const maxLineChars = options.maxLineChars ?? 300;
   const maxFileBytes = options.maxFileBytes ?? 8 * 1024 * 1024;
+  const maxMatchedLineChars = Math.min(options.maxMatchedLineChars ?? MAX_MATCHED_LENGTH, MAX_MATCHED_LENGTH);
   return {
     schema: toolSchema(
       'grep',
-      `Search file contents in the workspace with a regular expression. Prints "file:line: text" for each matching line (at most ${maxMatches}); binary files and ${SKIPPED_DIRS.join(', ')} are skipped.`,
+      `Search file contents in the workspace with a regular expression (RE2 syntax). Prints "file:line: text" for each matching line (at most ${maxMatches}); binary files and ${SKIPPED_DIRS.join(', ')} are skipped, and a line longer than ${maxMatchedLineChars} characters is searched in its first ${maxMatchedLineChars}.`,
       GrepArgs,
     ),
     idempotent: true,
@@ -48,13 +63,10 @@ export function createGrepTool(options: GrepToolOptions = {}): BuiltinTool {
     async run(args, context) {
       const parsed = parseArgs('grep', GrepArgs, args);
       if (!parsed.ok) return parsed.error;
-      const { pattern, path = '.', glob, caseInsensitive } = parsed.value;
-      let regex: RegExp;
-      try {
-        regex = new RegExp(pattern, caseInsensitive ? 'i' : '');
-      } catch (error) {
-        return fail(`Invalid regular expression: ${messageOf(error)}`);
-      }
+      const { pattern, path = '.', glob, caseInsensitive = false } = parsed.value;
+      const problem = re2Problem(pattern, { anywhere: true, ignoreCase: caseInsensitive });
+      if (problem !== undefined)
+        return fail(`Invalid regular expression /${pattern}/: RE2 cannot run it (${problem}). ${NO_BACKTRACKING}.`);
       const resolved = await resolveWorkspacePath(context.workspace, path);
       if (!resolved.ok) return fail(resolved.error);
       if (!resolved.exists) return fail(`${resolved.relative} does not exist.`);
@@ -81,6 +93,14 @@ export function createGrepTool(options: GrepToolOptions = {}): BuiltinTool {
       let binary = 0;
       let large = 0;
       let unreadable = 0;
+      let longLines = 0;
+      const search = {
+        pattern,
+        ignoreCase: caseInsensitive,
+        maxLineChars: maxMatchedLineChars,
+        slice: new TimeSlice(),
+        signal: context.signal,
+      };
       search: for (const file of files) {
         if (context.signal.aborted) throw new Error('grep was interrupted');
         const absolute = join(resolved.root, file);
@@ -100,13 +120,21 @@ export function createGrepTool(options: GrepToolOptions = {}): BuiltinTool {
           continue;
         }
         const lines = data.toString('utf8').split('\n');
-        for (let i = 0; i < lines.length; i++) {
-          const line = (lines[i] ?? '').replace(/\r$/, '');
-          if (!regex.test(line)) continue;
+        let found;
+        try {
+          found = await searchLines(lines, search, maxMatches + 1 - matches);
+        } catch (error) {
+          if (!(error instanceof PatternUndecidableError)) throw error;
+          return fail(`grep stopped in ${file}: ${error.message}.`);
+        }
+        longLines += found.longLines;
+        for (const index of found.matched) {
           matches++;
           if (matches > maxMatches) break search;
+          const raw = lines[index] as string;
+          const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
           const text = line.length > maxLineChars ? `${line.slice(0, maxLineChars)} … [cut]` : line;
-          out.push(`${file}:${i + 1}: ${text}`);
+          out.push(`${file}:${index + 1}: ${text}`);
         }
       }
       const skipped = [
@@ -114,16 +142,21 @@ export function createGrepTool(options: GrepToolOptions = {}): BuiltinTool {
         large > 0 ? `${large} larger than ${maxFileBytes} bytes` : '',
         unreadable > 0 ? `${unreadable} unreadable` : '',
       ].filter((part) => part !== '');
-      const note = skipped.length > 0 ? `[skipped files: ${skipped.join(', ')}]` : '';
+      const notes = [
+        skipped.length > 0 ? `[skipped files: ${skipped.join(', ')}]` : '',
+        longLines > 0
+          ? `[${longLines} line${longLines === 1 ? '' : 's'} longer than ${maxMatchedLineChars} characters: searched in the first ${maxMatchedLineChars} only]`
+          : '',
+      ].filter((note) => note !== '');
       if (out.length === 0) {
         const where = resolved.relative === '.' ? 'in the workspace' : `in ${resolved.relative}`;
         const searched = `${files.length} file${files.length === 1 ? '' : 's'} searched ${where}`;
-        return ok([`No matches for /${pattern}/ (${searched}).`, note].filter((line) => line !== '').join('\n'));
+        return ok([`No matches for /${pattern}/ (${searched}).`, ...notes].join('\n'));
       }
       if (matches > maxMatches) {
         out.push(`[truncated: showing the first ${maxMatches} matches; narrow the pattern, path or glob]`);
       }
-      if (note !== '') out.push(note);
+      out.push(...notes);
       return ok(out.join('\n'));
     },
   };
