@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGlobTool } from '../../src/tools/glob.js';
 import { createToolFixture, type ToolFixture } from './tool-fixture.js';
+import { killToolProcesses, runToolInProcess } from './tool-process.js';
 
 describe('glob', () => {
   let fx: ToolFixture;
@@ -25,6 +26,23 @@ describe('glob', () => {
       output: 'src/b/util.test.ts\nsrc/b/util.ts\nsrc/index.ts',
     });
     expect((await fx.run(tool, { pattern: '**/*.{md,yml}' })).output).toBe('.github/ci.yml\nREADME.md');
+  });
+
+  it('keeps * and ? within a segment; ** spans directories; a leading ./ is the root', async () => {
+    expect((await fx.run(tool, { pattern: 'src/*.ts' })).output).toBe('src/index.ts');
+    expect((await fx.run(tool, { pattern: '*/*/util.?s' })).output).toBe('src/b/util.ts');
+    expect((await fx.run(tool, { pattern: '**/util*' })).output).toBe('src/b/util.test.ts\nsrc/b/util.ts');
+    expect((await fx.run(tool, { pattern: './src/[a-z]*.ts' })).output).toBe('src/index.ts');
+    expect((await fx.run(tool, { pattern: '{README,src/index}.{md,ts}' })).output).toBe('README.md\nsrc/index.ts');
+  });
+
+  it('refuses syntax its RE2 translation does not take, as an error the model reads', async () => {
+    expect(await fx.run(tool, { pattern: 'src/+(a|b).ts' })).toEqual({
+      status: 'error',
+      output:
+        'Refused pattern "src/+(a|b).ts": extended glob patterns like "+(...)" are not supported (escape it as "\\+(").',
+    });
+    expect((await fx.run(tool, { pattern: 'src/file{1..3}' })).output).toMatch(/brace ranges like "\{1\.\.3\}"/);
   });
 
   it('skips .git and node_modules unless the pattern names them', async () => {
@@ -57,5 +75,27 @@ describe('glob', () => {
       output: 'Invalid arguments for glob: pattern: expected string, received undefined.',
     });
     expect((await fx.run(tool, { pattern: '' })).output).toMatch(/empty/);
+  });
+});
+
+describe('glob on RE2', () => {
+  let fx: ToolFixture;
+  beforeEach(() => {
+    fx = createToolFixture();
+  });
+  afterEach(() => {
+    killToolProcesses();
+    fx.cleanup();
+  });
+
+  it('answers a glob of many stars over a file named with 50 "a"s (picomatch takes half a minute)', async () => {
+    // 50 "a"s took picomatch 29.8 s; 60 take it minutes more.
+    fx.write('a'.repeat(50), '');
+    fx.write('a'.repeat(60), '');
+    fx.write(`${'a'.repeat(50)}c`, '');
+    expect(await runToolInProcess('glob', { pattern: '*a*a*a*a*a*a*a*a*c' }, fx.workspace)).toEqual({
+      status: 'ok',
+      output: `${'a'.repeat(50)}c`,
+    });
   });
 });

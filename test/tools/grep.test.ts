@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createGrepTool } from '../../src/tools/grep.js';
 import { createToolFixture, type ToolFixture } from './tool-fixture.js';
+import { killToolProcesses, runToolInProcess } from './tool-process.js';
 
 describe('grep', () => {
   let fx: ToolFixture;
@@ -81,6 +82,68 @@ describe('grep', () => {
     expect(await fx.run(tool, { pattern: 'x', caseInsensitive: 'yes' })).toEqual({
       status: 'error',
       output: 'Invalid arguments for grep: caseInsensitive: expected boolean, received string.',
+    });
+  });
+});
+
+describe('grep on RE2', () => {
+  let fx: ToolFixture;
+  beforeEach(() => {
+    fx = createToolFixture();
+  });
+  afterEach(() => {
+    killToolProcesses();
+    fx.cleanup();
+  });
+
+  it('answers a nested quantifier over a line of 48 "a"s and a "b" (a backtracking engine never does)', async () => {
+    fx.write('redos.txt', `${'a'.repeat(48)}b\n`);
+    expect(await runToolInProcess('grep', { pattern: '(a+)+$' }, fx.workspace)).toEqual({
+      status: 'ok',
+      output: 'No matches for /(a+)+$/ (1 file searched in the workspace).',
+    });
+  });
+
+  it('matches a line over the bound on its first characters, and says so', async () => {
+    fx.write('long.txt', `hit${'x'.repeat(20)}\n${'x'.repeat(20)}hit\nhit\n`);
+    const tool = createGrepTool({ maxMatchedLineChars: 10, maxLineChars: 5 });
+    expect(await fx.run(tool, { pattern: 'hit' })).toEqual({
+      status: 'ok',
+      output: [
+        'long.txt:1: hitxx … [cut]',
+        'long.txt:3: hit',
+        '[2 lines longer than 10 characters: searched in the first 10 only]',
+      ].join('\n'),
+    });
+  });
+
+  it('folds case on RE2 and reads its syntax', async () => {
+    fx.write('a.ts', 'const Ünïcode = 1;\nconst plain = 2;\n');
+    expect((await fx.run(createGrepTool(), { pattern: 'üNÏ', caseInsensitive: true })).output).toBe(
+      'a.ts:1: const Ünïcode = 1;',
+    );
+    expect((await fx.run(createGrepTool(), { pattern: '^const (?<name>\\p{Ll}+) =' })).output).toBe(
+      'a.ts:2: const plain = 2;',
+    );
+  });
+
+  it('answers a lookahead with an error naming RE2 and what to do instead', async () => {
+    fx.write('a.txt', 'foo bar\n');
+    const result = await fx.run(createGrepTool(), { pattern: 'foo(?= bar)' });
+    expect(result.status).toBe('error');
+    expect(result.output).toMatch(
+      /^Invalid regular expression \/foo\(\?= bar\)\/: RE2 cannot run it \(invalid perl operator: \(\?=\)/,
+    );
+    expect(result.output).toMatch(/no lookahead, lookbehind or backreferences/);
+    expect((await fx.run(createGrepTool(), { pattern: '(a)\\1' })).output).toMatch(
+      /^Invalid regular expression \/\(a\)\\1\/: RE2 cannot run it \(invalid escape sequence: \\1\)/,
+    );
+  });
+
+  it('refuses a glob its translation cannot run, as an error', async () => {
+    expect(await fx.run(createGrepTool(), { pattern: 'x', glob: 'file{1..3}.ts' })).toEqual({
+      status: 'error',
+      output: 'Refused pattern "**/file{1..3}.ts": brace ranges like "{1..3}" are not supported: list the options.',
     });
   });
 });
