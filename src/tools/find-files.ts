@@ -40,7 +40,11 @@ export async function findFiles(root: string, dir: string, pattern: string, sign
   // The walk starts where the glob's literal part leads; through a symlink out of the workspace it lists nothing.
   const real = await realpath(start).catch(() => undefined);
   if (real === undefined || !isInside(root, real)) return { ok: true, files: [] };
-  if (!((await stat(real).catch(() => undefined))?.isDirectory() ?? false)) return { ok: true, files: [] };
+  const kind = await stat(real).catch(() => undefined);
+  // The literal part names a file: the glob may still match it (`dir/**` is `dir` too).
+  if (kind?.isFile() === true && base !== '' && pathMatches(translated.source, base))
+    return { ok: true, files: [toRelative(root, start)] };
+  if (kind?.isDirectory() !== true) return { ok: true, files: [] };
   // The walker's own patterns are these fixed ones, never the model's.
   const ignore = SKIPPED_DIRS.filter((name) => !pattern.includes(name)).map((name) => `**/${name}/**`);
   const walked = await walk('**', {

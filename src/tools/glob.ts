@@ -1,5 +1,6 @@
-// The `glob` tool: workspace files matching a glob pattern (e.g. `src/**/*.ts`), relative to the
-// workspace root, sorted and capped. Symlinks are not followed; nothing outside the workspace is listed.
+// The `glob` tool: workspace files matching a glob pattern (e.g. `src/**/*.ts`, matched on RE2 by
+// find-files.ts), relative to the workspace root, sorted and capped. Symlinks are not followed; nothing
+// outside the workspace is listed.
 import { z } from 'zod';
 import { type BuiltinTool, fail, messageOf, ok, parseArgs, toolSchema } from './builtin-tool.js';
 import { findFiles, SKIPPED_DIRS } from './find-files.js';
@@ -19,7 +20,7 @@ export function createGlobTool(options: GlobToolOptions = {}): BuiltinTool {
   return {
     schema: toolSchema(
       'glob',
-      `Find files in the workspace by glob pattern (*, **, ?, {a,b}). Returns matching file paths relative to the workspace root, sorted; ${SKIPPED_DIRS.join(', ')} are skipped unless the pattern names them.`,
+      `Find files in the workspace by glob pattern (*, ? and [abc] within one directory level, ** across levels, {a,b} alternatives). Returns matching file paths relative to the workspace root, sorted; ${SKIPPED_DIRS.join(', ')} are skipped unless the pattern names them.`,
       GlobArgs,
     ),
     idempotent: true,

@@ -32,8 +32,14 @@ const glob = fc
     (g) =>
       globToRe2(g, { paths: true }).ok &&
       !g.includes('**/**') &&
-      // picomatch: `a/**/*` (and `a/**`) match "a" itself, a file; ours needs something below "a/".
-      !/\/\*\*(\/\*+)?$/.test(g) &&
+      // picomatch: `a/**/*` (also as `a/**/{b,*}`) matches "a" itself; ours needs something below "a/" (`a/**`
+      // matches "a" in both).
+      !/\/\*\*\/[^/]*\*[^/]*$/.test(g) &&
+      // picomatch: `*/**` does not match "a" while `?/**` does; ours: `dir/**` matches `dir` always.
+      !/\*\/\*\*$/.test(g) &&
+      // picomatch reads a leading `**.` as any directories and then "." (`**.b` matches "a/x.b"), though not
+      // `**b` or `x/**.b`; ours: a `**` not alone in its segment is always `*`.
+      !/^\*\*\./.test(g) &&
       // picomatch drops a leading "./" and reads ".." inside braces as a range.
       !g.startsWith('./') &&
       !g.includes('..') &&

@@ -34,6 +34,9 @@ describe('glob', () => {
     expect((await fx.run(tool, { pattern: '**/util*' })).output).toBe('src/b/util.test.ts\nsrc/b/util.ts');
     expect((await fx.run(tool, { pattern: './src/[a-z]*.ts' })).output).toBe('src/index.ts');
     expect((await fx.run(tool, { pattern: '{README,src/index}.{md,ts}' })).output).toBe('README.md\nsrc/index.ts');
+    // As tinyglobby did: `dir/**` is `dir` too, also when it is a file.
+    expect((await fx.run(tool, { pattern: 'src/index.ts/**' })).output).toBe('src/index.ts');
+    expect((await fx.run(tool, { pattern: 'src/nowhere/**' })).output).toBe('No files match "src/nowhere/**".');
   });
 
   it('refuses syntax its RE2 translation does not take, as an error the model reads', async () => {
