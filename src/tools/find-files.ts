@@ -29,7 +29,8 @@ export async function findFiles(root: string, dir: string, pattern: string, sign
   const problem = patternProblem(pattern);
   if (problem) return refused(problem);
   // A leading "./" names the directory itself, as it did for tinyglobby.
-  const glob = pattern.replace(/^(?:\.\/+)+/, '');
+  let glob = pattern;
+  while (glob.startsWith('./')) glob = glob.slice(2);
   const translated = globToRe2(glob, { paths: true });
   if (!translated.ok) return refused(translated.problem);
   const unrunnable = re2Problem(translated.source);
