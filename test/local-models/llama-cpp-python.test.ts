@@ -206,6 +206,8 @@ describe('llama-cpp-python: a context overflow', () => {
   }, 300_000);
 });
 
+const LIST_DIR_CHOICE = { type: 'function', function: { name: 'list_dir' } };
+
 describe('llama-cpp-python: a tool call', () => {
   let local: LocalStack;
   beforeAll(async () => {
@@ -215,7 +217,10 @@ describe('llama-cpp-python: a tool call', () => {
         DH_CONTEXT_WINDOW: '4096',
         DH_MAX_TOKENS: '128',
         DH_STREAM: 'off',
-        DH_EXTRA_BODY: '{"tool_choice":"auto"}',
+        // The tool is named: with "auto", llama-cpp-python's chatml-function-calling lets a 135M model chain
+        // calls inside one completion until the context overflows (which model output triggers it shifts with
+        // every change to the tools' descriptions). A named tool is one grammar-bound call per request.
+        DH_EXTRA_BODY: JSON.stringify({ tool_choice: LIST_DIR_CHOICE }),
       },
     );
   }, 300_000);
@@ -224,12 +229,15 @@ describe('llama-cpp-python: a tool call', () => {
   it('the model calls a built-in tool, its result goes back, and the server answers that request', async () => {
     const run = spawnDh(['run', 'Use the list_dir tool to list the files in the workspace.'], local.stack.env);
     const sessionId = await sessionIdOf(run);
-    // A 135M model calls the tool again and again (until the step limit): stop the turn once the request
-    // that carries a result has been answered.
+    // The named tool is called again and again (until the step limit): stop the turn once the request that
+    // carries a result has been answered.
     let events: SessionEvent[] = [];
     const deadline = Date.now() + 240_000;
     while (ofType(events, 'assistant/message').filter((e) => e.step >= 2).length === 0) {
-      if (Date.now() > deadline) throw new Error(`no answer to the step after a tool call:\n${run.stderr()}`);
+      if (Date.now() > deadline) {
+        const log = events.map((e) => `${e.seq} ${e.type} ${JSON.stringify(e).slice(0, 300)}`).join('\n');
+        throw new Error(`no answer to the step after a tool call:\n${run.stderr()}\n${log}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 250));
       // `dh run` prints the id once the followup is accepted; on a loaded machine the worker may not have
       // opened the session's log yet.
@@ -253,7 +261,7 @@ describe('llama-cpp-python: a tool call', () => {
     expect(step2?.seq).toBeGreaterThan(result?.seq ?? Infinity);
     expect(ofType(events, 'request/header')[0]?.header.config).toMatchObject({
       stream: false,
-      extraBody: { tool_choice: 'auto' },
+      extraBody: { tool_choice: LIST_DIR_CHOICE },
       nullContentAs: 'empty-string',
     });
     expect(
