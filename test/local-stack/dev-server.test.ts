@@ -274,6 +274,20 @@ describe('resolveTemporalCli', () => {
     await expect(resolveTemporalCli()).rejects.toThrow(/TEMPORAL_CLI_PATH .* is it the Temporal CLI\?/);
   });
 
+  it('uses a TEMPORAL_CLI_PATH older than the pin as configured, saying so', async () => {
+    const dir = await tempDir();
+    const old = join(dir, 'temporal');
+    await writeFile(old, '#!/bin/sh\necho "temporal version 1.4.0 (Server 1.28.0, UI 2.40.0)"\n', { mode: 0o755 });
+    process.env.TEMPORAL_CLI_PATH = old;
+    const log: string[] = [];
+    await expect(resolveTemporalCli({ log: (line) => log.push(line) })).resolves.toBe(old);
+    expect(log).toEqual([
+      expect.stringMatching(
+        /^note: the Temporal CLI from TEMPORAL_CLI_PATH \(.*\) is v1\.4\.0, older than the v1\.5\.1 dh pins/,
+      ),
+    ]);
+  });
+
   it('pins the CLI version', () => {
     expect(TEMPORAL_CLI_VERSION).toBe('1.5.1');
   });
