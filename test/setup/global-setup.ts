@@ -49,8 +49,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       project.provide('temporalCliPath', cliPath);
       project.provide('temporalAddress', server.address);
       project.provide('temporalNamespace', server.namespace);
-      // The cluster tests' temporal-server and temporal-sql-tool (test/cluster): built after the CLI, whose
-      // build leaves most of the server's packages compiled in Go's cache.
+      // The cluster tests' temporal-server and temporal-sql-tool (test/cluster): a Go build on first use.
       const { resolveTemporalServer } = await import('../../src/local-stack/temporal-server-binaries.js');
       const binaries = await resolveTemporalServer({ log: (line) => console.log(line) });
       project.provide('temporalServerPath', binaries.server);
