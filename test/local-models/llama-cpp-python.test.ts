@@ -236,6 +236,8 @@ describe('llama-cpp-python: a tool call', () => {
     while (ofType(events, 'assistant/message').filter((e) => e.step >= 2).length === 0) {
       if (Date.now() > deadline) {
         const log = events.map((e) => `${e.seq} ${e.type} ${JSON.stringify(e).slice(0, 300)}`).join('\n');
+        // The `dh run` would wait for its turn after this process is gone.
+        run.kill('SIGKILL');
         throw new Error(`no answer to the step after a tool call:\n${run.stderr()}\n${log}`);
       }
       await new Promise((resolve) => setTimeout(resolve, 250));
