@@ -11,7 +11,7 @@ import { REQUIRED_DYNAMIC_CONFIG, devServerArgs, startDevServer } from '../../sr
 import { alive } from '../../src/local-stack/stack-processes.js';
 import { TEMPORAL_CLI_VERSION, resolveTemporalCli } from '../../src/local-stack/temporal-cli.js';
 import { freezeGroup, thawAll, thawGroup } from '../helpers/freeze-group.js';
-import { TEST_SEARCH_ATTRIBUTES } from '../setup/global-setup.js';
+import { TEST_SEARCH_ATTRIBUTES } from '../setup/setup-pieces.js';
 
 const address = inject('temporalAddress');
 const namespace = inject('temporalNamespace');
