@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Runs the whole suite with vitest and ends with the plain line CI reads: `N passed, N failed[, N skipped]`.
+// Runs the suite with vitest (every project, or those named by `--project`; other arguments pass through) and
+// ends with the plain line CI reads: `N passed, N failed[, N skipped]`.
 // Exit code: vitest's, or 1 when the summary cannot be read (never a silent green).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
