@@ -203,7 +203,7 @@ export function clusterSections(report: ClusterReport): BenchSection[] {
       command,
       body: [
         `Model steps per second with ${sessions} sessions started at once on a production-shaped cluster — \`temporal-server\``,
-        'v1.29.1 from deploy/temporal/config/production.yaml on PostgreSQL persistence and SQL visibility',
+        'v1.32.0 from deploy/temporal/config/production.yaml on PostgreSQL persistence and SQL visibility',
         '(test/helpers/test-cluster.ts; the throwaway PostgreSQL runs with fsync off) — served by 1, 2 and 3 worker',
         'processes (`test/helpers/worker-process.ts`: `createSessionWorker` as `dh worker` builds it, its default 16 model',
         'and 16 tool slots, hostIds host-1…, one task queue, the PostgreSQL session store). Each session is one turn of',

@@ -75,11 +75,13 @@ export const SESSION_SEARCH_ATTRIBUTES: Readonly<Record<string, SearchAttributeT
   SESSION_SEARCH_ATTRIBUTE_KEYS.map((key) => [key.name, CLI_TYPE_NAME[key.type]]),
 );
 
-/** Dynamic config the product needs: updates, async-accepted updates, update-with-start. */
+/**
+ * Dynamic config the product needs: updates and async-accepted updates. Update-with-start needs nothing since
+ * Server 1.32, where `frontend.enableExecuteMultiOperation` is gone (on by default, an unregistered key).
+ */
 export const FEATURE_DYNAMIC_CONFIG: Readonly<Record<string, boolean>> = {
   'frontend.enableUpdateWorkflowExecution': true,
   'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
-  'frontend.enableExecuteMultiOperation': true,
 };
 
 /**

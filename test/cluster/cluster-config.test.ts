@@ -10,7 +10,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { parse } from 'yaml';
 import { REQUIRED_DYNAMIC_CONFIG } from '../../src/local-stack/dev-server.js';
 import { clusterEnv, clusterServerArgs, DEPLOY_TEMPORAL_DIR } from '../../src/local-stack/temporal-cluster.js';
-import { resolveTemporalServer } from '../../src/local-stack/temporal-server-binaries.js';
+import { resolveTemporalServer, TEMPORAL_SERVER_VERSION } from '../../src/local-stack/temporal-server-binaries.js';
 
 const run = promisify(execFile);
 const DYNAMIC_CONFIG = join(DEPLOY_TEMPORAL_DIR, 'dynamicconfig', 'production.yaml');
@@ -101,7 +101,7 @@ describe('the server binaries', () => {
     chmodSync(fake, 0o755);
     process.env = { ...saved, TEMPORAL_SERVER_PATH: fake, TEMPORAL_SQL_TOOL_PATH: inject('temporalSqlToolPath') };
     await expect(resolveTemporalServer({ log: () => undefined })).rejects.toThrow(
-      /not the pinned Temporal server 1\.29\.1/,
+      new RegExp(`not the pinned Temporal server ${TEMPORAL_SERVER_VERSION.replaceAll('.', '\\.')}`),
     );
   });
 
@@ -121,7 +121,8 @@ describe('the server binaries', () => {
       () => null,
       (error: Error) => error.message,
     );
-    expect(failure).toMatch(/go install go\.temporal\.io\/server\/cmd\/server@v1\.29\.1 .* failed \(exit 1\)/);
+    expect(failure).toContain(`go install go.temporal.io/server/cmd/server@v${TEMPORAL_SERVER_VERSION} `);
+    expect(failure).toMatch(/` failed \(exit 1\)/);
     expect(failure).toContain('go: no toolchain here');
     expect(failure).toMatch(
       /install Go \(https:\/\/go\.dev\/doc\/install.*TEMPORAL_SERVER_PATH and TEMPORAL_SQL_TOOL_PATH/s,

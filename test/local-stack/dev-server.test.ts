@@ -139,7 +139,6 @@ describe('startDevServer', () => {
     expect(REQUIRED_DYNAMIC_CONFIG).toEqual({
       'frontend.enableUpdateWorkflowExecution': true,
       'frontend.enableUpdateWorkflowExecutionAsyncAccepted': true,
-      'frontend.enableExecuteMultiOperation': true,
       'history.transferProcessorMaxPollRPS': 10000,
       'history.transferProcessorMaxPollHostRPS': 10000,
     });
@@ -283,12 +282,12 @@ describe('resolveTemporalCli', () => {
     await expect(resolveTemporalCli({ log: (line) => log.push(line) })).resolves.toBe(old);
     expect(log).toEqual([
       expect.stringMatching(
-        /^note: the Temporal CLI from TEMPORAL_CLI_PATH \(.*\) is v1\.4\.0, older than the v1\.5\.1 dh pins/,
+        /^note: the Temporal CLI from TEMPORAL_CLI_PATH \(.*\) is v1\.4\.0, older than the v\d+\.\d+\.\d+ dh pins/,
       ),
     ]);
   });
 
   it('pins the CLI version', () => {
-    expect(TEMPORAL_CLI_VERSION).toBe('1.5.1');
+    expect(TEMPORAL_CLI_VERSION).toBe('1.9.1');
   });
 });

