@@ -20,6 +20,8 @@ import { historyFromJSONObject } from '../helpers/scenario-runtime.js';
 
 const HISTORIES = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 const INCOMPATIBLE = fileURLToPath(new URL('../fixtures/incompatible-workflow/index.ts', import.meta.url));
+/** Histories that do not replay across a telemetry switch (the known defect in the test below). */
+const TRACING_SWITCH_BREAKS = ['duplicate-message-id.server-1.32.json', 'interrupt-downgraded-steer.server-1.32.json'];
 /** Fewer means fixtures went missing: the check would pass by checking nothing. */
 const MIN_FIXTURES = 35;
 
@@ -69,14 +71,26 @@ describe('workflow replay against committed histories', () => {
     expect(results.map((r) => r.workflowId).sort()).toEqual(fixtures.map((f) => f.workflowId));
   });
 
-  it('replays them all with the tracing interceptors in the bundle too: telemetry can be switched either way', async () => {
-    // Most fixtures were recorded without the interceptors, budget-refused with them: replaying every one
-    // with and (above) without them is what lets a worker turn OpenTelemetry on or off under running sessions.
+  it('replays them with the tracing interceptors in the bundle too, but for a send update completed beside other commands', async () => {
+    // Most fixtures were recorded without the interceptors, budget-refused with them: replaying each with and
+    // (above) without them is what lets a worker turn OpenTelemetry on or off under running sessions. Known
+    // defect (docs/observability.md): the SDK's inbound interceptor awaits before the `send` handler runs, so
+    // its completion moves after the commands the same activation emits; a history where they share a
+    // workflow task does not replay across the switch. This list must shrink to nothing when that is fixed.
     const { codePath } = await bundleSessionWorkflows(undefined, { tracing: true });
     expect(await bundleHasTracing(codePath)).toBe(true);
     expect(await bundleHasTracing(inject('workflowBundlePath'))).toBe(false);
     const results = await replayAll({ codePath });
-    expect(results.filter((r) => r.error !== undefined).map(describeFailure)).toEqual([]);
+    const failed = results.filter((r) => r.error !== undefined);
+    expect(failed.map((r) => r.workflowId).sort(), failed.map(describeFailure).join('\n')).toEqual(
+      TRACING_SWITCH_BREAKS,
+    );
+    for (const result of failed) {
+      expect(result.error).toBeInstanceOf(DeterminismViolationError);
+      expect(result.error?.message).toMatch(
+        /does not handle (this event: )?HistoryEvent\(id: \d+, WorkflowExecutionUpdateCompleted\)/,
+      );
+    }
     expect(results).toHaveLength(fixtures.length);
   }, 120_000);
 
