@@ -3,17 +3,12 @@
 // per key the way OpenAI does (2 s burst, 429 with retry-after and x-ratelimit-* headers). With the fleet
 // limiter on: no turn fails, the provider is used at ≥ 90 % of its quota, no 429 comes after the first
 // second of contention, and sessions progress evenly.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
-import { startScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { followupSignal, sessionWorkflowId } from '../../src/shared/session-messages.js';
-import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
 import { agentSession } from '../../src/workflows/session-workflow.js';
-import { startChildWorker, type ChildWorker, type WorkerProcessConfig } from '../helpers/child-worker.js';
+import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
+import { startFleetRig } from '../helpers/fleet-rig.js';
 import { TEST_MODEL } from '../helpers/session-harness.js';
 
 const SESSIONS = 60;
@@ -25,40 +20,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a fleet of sessions on one rate-limited provider account', () => {
   it('60 sessions × 5 steps on 2 workers at 600 RPM: no turn error, ≥ 90 % of the quota, no 429 after 1 s', async () => {
-    const cleanups: Array<() => Promise<unknown>> = [];
-    onTestFinished(async () => {
-      for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    });
-    const dir = mkdtempSync(join(tmpdir(), 'dh-fleet-'));
-    cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
-    const provider = await startScriptedProvider({
+    const { provider, store, client, run, config, cleanups } = await startFleetRig({
+      name: 'fleet',
       script: { models: [TEST_MODEL], replies: [], default: { text: 'ok.' } },
       // Two seconds of burst, as real providers allow at least: a worker frozen for a moment by a loaded
       // machine sends its due calls together when it wakes, which is not the limiter breaking the quota.
       quota: { requestsPerMinute: RPM, burstSeconds: BURST_S },
-    });
-    cleanups.push(() => provider.close());
-    const store = await PostgresSessionStore.open(inject('postgresUrl'), { poolSize: 4 });
-    cleanups.push(() => store.close());
-    const connection = await Connection.connect({ address: inject('temporalAddress') });
-    cleanups.push(() => connection.close());
-    const client = new Client({ connection, namespace: inject('temporalNamespace') });
-    const run = `fleet-${Date.now().toString(36)}`;
-    const config: WorkerProcessConfig = {
-      address: inject('temporalAddress'),
-      namespace: inject('temporalNamespace'),
-      taskQueue: run,
-      workflowBundlePath: inject('workflowBundlePath'),
-      storePath: join(dir, 'sessions.db'),
-      storeUrl: inject('postgresUrl'),
-      providerBaseURL: provider.url,
-      runLog: join(dir, 'tool-runs.log'),
-      idleTimeoutMs: 30_000,
       fleetQuota: { requestsPerMinute: RPM },
-      // Every waiting step waits in the limiter (in its fair order), not in Temporal's task queue, whose
-      // partitions hand out tasks in no fixed order: `dh worker` raises its default the same way.
-      modelConcurrency: 64,
-    };
+      idleTimeoutMs: 30_000,
+    });
     const workers: ChildWorker[] = await Promise.all([startChildWorker(config), startChildWorker(config)]);
     cleanups.push(() => Promise.all(workers.map((w) => w.stop(3_000))));
 

@@ -4,18 +4,13 @@
 // go at the quota's pace: the provider answers no 429 and no second holds more than the quota lets through.
 // The provider enforces the same 110 a minute (with its default 1 s burst): the strictest setting. The first
 // sessions' answers stop mid-stream until released, so the kill always finds the worker holding every lease.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { describe, expect, inject, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { SessionEvent } from '../../src/core/index.js';
-import { startScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { followupSignal, sessionWorkflowId } from '../../src/shared/session-messages.js';
-import { PostgresSessionStore } from '../../src/stores/postgres-session-store.js';
 import { agentSession } from '../../src/workflows/session-workflow.js';
 import { busiestWindow } from '../helpers/busiest-window.js';
-import { startChildWorker, type ChildWorker, type WorkerProcessConfig } from '../helpers/child-worker.js';
+import { startChildWorker, type ChildWorker } from '../helpers/child-worker.js';
+import { startFleetRig } from '../helpers/fleet-rig.js';
 import { TEST_MODEL } from '../helpers/session-harness.js';
 
 const SESSIONS = 40;
@@ -31,13 +26,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a worker killed mid-stream holding the fleet’s concurrency leases', () => {
   it(`40 sessions, 2 workers, ${RPM} RPM, ${MAX_CONCURRENT} in flight: after its leases expire, no 429 and no burst`, async () => {
-    const cleanups: Array<() => Promise<unknown>> = [];
-    onTestFinished(async () => {
-      for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    });
-    const dir = mkdtempSync(join(tmpdir(), 'dh-fleet-kill-'));
-    cleanups.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
-    const provider = await startScriptedProvider({
+    const { provider, store, client, run, config, cleanups } = await startFleetRig({
+      name: 'fleet-kill',
       script: {
         models: [TEST_MODEL],
         mode: 'match',
@@ -54,27 +44,9 @@ describe('a worker killed mid-stream holding the fleet’s concurrency leases', 
         default: { text: 'ok.' },
       },
       quota: { requestsPerMinute: RPM, burstSeconds: BURST_S },
-    });
-    cleanups.push(() => provider.close());
-    const store = await PostgresSessionStore.open(inject('postgresUrl'), { poolSize: 4 });
-    cleanups.push(() => store.close());
-    const connection = await Connection.connect({ address: inject('temporalAddress') });
-    cleanups.push(() => connection.close());
-    const client = new Client({ connection, namespace: inject('temporalNamespace') });
-    const run = `fleet-kill-${Date.now().toString(36)}`;
-    const config: WorkerProcessConfig = {
-      address: inject('temporalAddress'),
-      namespace: inject('temporalNamespace'),
-      taskQueue: run,
-      workflowBundlePath: inject('workflowBundlePath'),
-      storePath: join(dir, 'sessions.db'),
-      storeUrl: inject('postgresUrl'),
-      providerBaseURL: provider.url,
-      runLog: join(dir, 'tool-runs.log'),
-      idleTimeoutMs: 60_000,
       fleetQuota: { requestsPerMinute: RPM, maxConcurrent: MAX_CONCURRENT },
-      modelConcurrency: 64,
-    };
+      idleTimeoutMs: 60_000,
+    });
     const workers: ChildWorker[] = [];
     cleanups.push(() => Promise.all(workers.map((w) => w.stop(3_000))));
     const chatCalls = () => provider.requests().filter((r) => r.path.endsWith('/chat/completions'));
