@@ -5,6 +5,7 @@ import type { SessionStateView } from '../shared/session-messages.js';
 import type { SameShape } from './same-shape.js';
 
 const Count = z.int().nonnegative();
+const TurnEnd = z.object({ turn: Count, reason: z.string(), errorCode: z.string().nullable() });
 
 export const SessionStateViewSchema = z.object({
   sessionId: z.string(),
@@ -17,7 +18,8 @@ export const SessionStateViewSchema = z.object({
   lastRejection: z.string().nullable(),
   wakeLatched: z.boolean(),
   closing: z.boolean(),
-  lastTurnEnd: z.object({ turn: Count, reason: z.string(), errorCode: z.string().nullable() }).nullable(),
+  lastTurnEnd: TurnEnd.nullable(),
+  recentTurnEnds: z.array(TurnEnd).optional(),
   usage: z.object({ inputUncached: Count, cacheRead: Count, output: Count, reasoning: Count }),
   pendingApproval: z
     .object({ callId: z.string(), shortId: z.string().optional(), name: z.string(), reason: z.string() })

@@ -177,6 +177,13 @@ export interface SendReceipt {
 
 export type SessionStatus = 'idle' | 'running' | 'aborting' | 'closed';
 
+/** How a turn ended, as the workflow reports it (`reason`: completed, aborted, truncated, blocked, error, …). */
+export interface TurnEndView {
+  readonly turn: number;
+  readonly reason: string;
+  readonly errorCode: string | null;
+}
+
 export interface SessionStateView {
   readonly sessionId: string;
   readonly status: SessionStatus;
@@ -191,7 +198,12 @@ export interface SessionStateView {
   readonly lastRejection: string | null;
   readonly wakeLatched: boolean;
   readonly closing: boolean;
-  readonly lastTurnEnd: { readonly turn: number; readonly reason: string; readonly errorCode: string | null } | null;
+  readonly lastTurnEnd: TurnEndView | null;
+  /**
+   * The latest turn ends (at most 16), oldest first, one per turn number; the last is `lastTurnEnd`. Absent in
+   * answers of older workers.
+   */
+  readonly recentTurnEnds?: readonly TurnEndView[];
   readonly usage: {
     readonly inputUncached: number;
     readonly cacheRead: number;
@@ -222,6 +234,13 @@ export interface MessageStatusView {
   readonly state: 'not-yet-logged' | 'queued' | 'claimed' | 'handled' | 'refused' | 'unknown';
   readonly target?: InboxTarget;
   readonly reason?: string;
+  /**
+   * `handled`: the turn the message landed in (a step of it logged the message, or its refusal took it), for
+   * the latest 64 landed; the turn may still run. Absent in answers of older workers.
+   */
+  readonly turn?: number;
+  /** `handled`: it left the queue unclaimed, discarded at close; no turn takes it. */
+  readonly discarded?: true;
 }
 
 export const followupSignal = defineSignal<[unknown]>('followup');

@@ -61,6 +61,10 @@ export interface SessionCarry {
   readonly compactions?: number;
   /** The last refused signal and why (bounded in length by the workflow). */
   readonly lastRejection?: string;
+  /** The turns the latest messages landed in (`messageStatus`'s `turn`), oldest first, at most 64. */
+  readonly landedTurns?: readonly (readonly [messageId: string, turn: number])[];
+  /** The latest turn ends, oldest first, at most 16 (the state view's `recentTurnEnds`). */
+  readonly recentTurnEnds?: readonly NonNullable<SessionStateView['lastTurnEnd']>[];
 }
 
 export interface SessionWorkflowInput {

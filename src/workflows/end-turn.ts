@@ -1,7 +1,7 @@
 // Ending a turn: closeTurn logs its end and hands back the queue as the log has it.
 import { countChildUsage } from './delegations.js';
 import type { SessionProxies } from './session-proxies.js';
-import type { SessionState } from './session-state.js';
+import { recordTurnEnd, type SessionState } from './session-state.js';
 import { withIngress } from './with-ingress.js';
 import { since } from './workflow-patches.js';
 
@@ -32,5 +32,5 @@ export async function endTurn(
   countChildUsage(state, null, outcome.childUsage);
   state.inbox.replaceQueue(outcome.queue, outcome.head);
   state.lastTurn = outcome.lastTurn;
-  state.lastTurnEnd = { turn, reason, errorCode: error?.code ?? null };
+  recordTurnEnd(state, { turn, reason, errorCode: error?.code ?? null });
 }

@@ -1,6 +1,6 @@
 // The session's inbox: messages accepted but not yet logged (the ingress), logged ones waiting in the
-// queue, the dedupe window, the wake latch and the claim of the step in flight. Pure: the workflow hands
-// it ids and times, so every rule here is tested without a server.
+// queue, the dedupe window, the wake latch, the claim of the step in flight and the turn each message landed
+// in. Pure: the workflow hands it ids, turns and times, so every rule here is tested without a server.
 import type { InboxTarget, MessageOrigin, UserContent } from '../core/index.js';
 import { RECENT_MESSAGE_IDS, toQueuedRef, type IngressMessage, type QueuedRef } from '../shared/activity-contracts.js';
 import type { MessageStatusView, SendReceipt } from '../shared/session-messages.js';
@@ -11,7 +11,14 @@ export interface InboxCarry {
   readonly ingress: readonly IngressMessage[];
   readonly wakeLatched: boolean;
   readonly recentMessageIds: readonly string[];
+  /** The turns the latest messages landed in, oldest first (absent in older carries). */
+  readonly landedTurns?: readonly (readonly [messageId: string, turn: number])[];
 }
+
+/** Landed turns remembered (the oldest is forgotten first): a caller waiting for a message's turn polls far more often. */
+export const LANDED_TURNS_KEPT = 64;
+/** Ids discarded at close the `messageStatus` query can name (the run ends right after). */
+const DISCARDED_KEPT = 200;
 
 /** A message as a signal or update delivers it, its id already chosen (the sender's, or a fresh one). */
 export interface IncomingMessage {
@@ -39,8 +46,15 @@ export class Inbox {
    * above it (by the concurrent appendInbox, after closeTurn read the log).
    */
   private readonly loggedBelow = new Map<string, number>();
+  /** Ids claimed by a step of the running turn (in flight, logged, or handed back): see `landTurn`. */
+  private readonly turnClaims = new Set<string>();
+  /** Message id → the turn it landed in (a step of it logged the message), the latest `LANDED_TURNS_KEPT`. */
+  private readonly landed: Map<string, number>;
+  /** Ids that left the queue unclaimed (`drop`: discarded at close). */
+  private readonly discarded = new Set<string>();
 
   constructor(carry?: InboxCarry) {
+    this.landed = new Map(carry?.landedTurns ?? []);
     this.queue = [...(carry?.queue ?? [])];
     this.ingress = [...(carry?.ingress ?? [])];
     this.latched = carry?.wakeLatched ?? false;
@@ -144,7 +158,42 @@ export class Inbox {
   claimInFlight(step: number): string[] {
     const claim = this.claimFor(step);
     this.inFlightClaim = new Set(claim);
+    this.claimedInTurn(claim);
     return claim;
+  }
+
+  /** Ids a step (or a refused turn) of the running turn claims: they land in it unless they wait again at its end. */
+  claimedInTurn(messageIds: readonly string[]): void {
+    for (const id of messageIds) this.turnClaims.add(id);
+  }
+
+  /**
+   * The running turn `turn` ended: what it claimed and what no longer waits (a step logged it, or its end took
+   * it) landed in it. What waits again (a claim the interrupted step never logged) lands in a later turn.
+   */
+  landTurn(turn: number): void {
+    for (const id of this.turnClaims) {
+      if (this.status(id).state !== 'handled') continue;
+      this.landed.delete(id);
+      this.landed.set(id, turn);
+      if (this.landed.size > LANDED_TURNS_KEPT) this.landed.delete(this.landed.keys().next().value ?? '');
+    }
+    this.turnClaims.clear();
+  }
+
+  /**
+   * The turn `messageId` landed in: remembered, or `runningTurn` when a step of the running turn logged it
+   * already. Undefined while it waits or is claimed by the step in flight (an interrupt may hand it back).
+   */
+  landedTurn(messageId: string, runningTurn: number): number | undefined {
+    const landed = this.landed.get(messageId);
+    if (landed !== undefined) return landed;
+    return this.turnClaims.has(messageId) && this.status(messageId).state === 'handled' ? runningTurn : undefined;
+  }
+
+  /** True when `messageId` left the queue unclaimed (discarded at close). */
+  wasDiscarded(messageId: string): boolean {
+    return this.discarded.has(messageId);
   }
 
   /** The step in flight is over: its claim was absorbed, dropped (a compaction first), or ends with the turn. */
@@ -218,7 +267,11 @@ export class Inbox {
   drop(messageIds: readonly string[]): void {
     const dropped = new Set(messageIds);
     this.queue = this.queue.filter((m) => !dropped.has(m.messageId));
-    for (const id of messageIds) this.loggedBelow.delete(id);
+    for (const id of messageIds) {
+      this.loggedBelow.delete(id);
+      this.discarded.add(id);
+      if (this.discarded.size > DISCARDED_KEPT) this.discarded.delete(this.discarded.values().next().value ?? '');
+    }
   }
 
   /**
@@ -241,6 +294,7 @@ export class Inbox {
       ingress: this.ingress,
       wakeLatched: this.latched,
       recentMessageIds: this.recentIds,
+      ...(this.landed.size > 0 ? { landedTurns: [...this.landed] } : {}),
     };
   }
 

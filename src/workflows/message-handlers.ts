@@ -180,7 +180,14 @@ export function registerMessageHandlers(state: SessionState): void {
     const known = state.inbox.status(id);
     const refused = state.refusedIds.get(id);
     if (known.state === 'unknown' && refused !== undefined) return { messageId: id, state: 'refused', reason: refused };
-    return { messageId: id, ...known };
+    if (known.state !== 'handled') return { messageId: id, ...known };
+    const turn = state.inbox.landedTurn(id, state.currentTurn);
+    return {
+      messageId: id,
+      ...known,
+      ...(turn !== undefined ? { turn } : {}),
+      ...(state.inbox.wasDiscarded(id) ? { discarded: true as const } : {}),
+    };
   });
 }
 

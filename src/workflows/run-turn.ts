@@ -8,7 +8,7 @@ import { turnError } from './failures.js';
 import { modelStep } from './model-step.js';
 import { publishStatus } from './publish-status.js';
 import type { SessionProxies } from './session-proxies.js';
-import type { SessionState } from './session-state.js';
+import { recordTurnEnd, type SessionState } from './session-state.js';
 import { toolCalls } from './tool-calls.js';
 import { turnProgress, type TurnProgress } from './turn-progress.js';
 import { since } from './workflow-patches.js';
@@ -36,6 +36,8 @@ export async function runTurn(state: SessionState, proxies: SessionProxies): Pro
   } finally {
     // An interrupted or failed step's claim leaves `queue` with the turn's end (closeTurn's queue).
     state.inbox.settleInFlight();
+    // What the turn claimed and no longer waits landed in it (messageStatus's turn; no command).
+    state.inbox.landTurn(turn);
     state.aborting = false;
     state.interruptScope = null;
     state.status = 'idle';
@@ -63,9 +65,12 @@ async function runSteps(state: SessionState, proxies: SessionProxies, progress: 
     }
     if (answer.outcome === 'blocked') {
       // The activity ended the turn (no command of ours): the state view only repeats how it ended.
-      state.lastTurnEnd = answer.turnEnd
-        ? { turn, reason: answer.turnEnd.reason, errorCode: answer.turnEnd.errorCode }
-        : { turn, reason: 'blocked', errorCode: null };
+      recordTurnEnd(
+        state,
+        answer.turnEnd
+          ? { turn, reason: answer.turnEnd.reason, errorCode: answer.turnEnd.errorCode }
+          : { turn, reason: 'blocked', errorCode: null },
+      );
       return;
     }
     if (state.aborting) return await endTurn(state, proxies, turn, 'aborted');
@@ -107,6 +112,8 @@ async function endOverBudget(
   // leave the queue with the refusal, or the wake stays set and the loop would start the next
   // refused turn at once, forever (runs recorded before this went that way).
   if (!progress.started && since(state, 'budget-refusal-consumes-batch')) {
+    const claim = state.inbox.claimFor(step);
+    state.inbox.claimedInTurn(claim);
     return await endTurn(
       state,
       proxies,
@@ -116,7 +123,7 @@ async function endOverBudget(
         code: 'SESSION_BUDGET_SPENT',
         message: `the session budget is spent (${state.sessionSteps} of ${limits.maxSessionSteps} steps, ${state.sessionTokens} of ${limits.maxSessionTokens} tokens)`,
       },
-      { claim: state.inbox.claimFor(step) },
+      { claim },
     );
   }
   return await endTurn(state, proxies, progress.turn, 'budget');

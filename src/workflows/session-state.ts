@@ -11,7 +11,7 @@ import type {
   OpenSessionOutcome,
   PendingApproval,
 } from '../shared/activity-contracts.js';
-import type { SessionStateView, SessionStatus } from '../shared/session-messages.js';
+import type { SessionStateView, SessionStatus, TurnEndView } from '../shared/session-messages.js';
 import {
   DEFAULT_LIMITS,
   type SessionCarry,
@@ -19,6 +19,9 @@ import {
   type SessionWorkflowInput,
 } from '../shared/session-workflow-input.js';
 import { Inbox } from './inbox.js';
+
+/** Turn ends the state view lists (`recentTurnEnds`): a caller waiting for a turn polls far more often. */
+export const RECENT_TURN_ENDS_KEPT = 16;
 
 /**
  * One run's state. Carried across continue-as-new (see SessionCarry), except what only lives inside a
@@ -47,6 +50,8 @@ export interface SessionState {
   /** The scope the running turn's interruptible activities share (see cancellable); null between turns. */
   interruptScope: CancellationScope | null;
   lastTurnEnd: SessionStateView['lastTurnEnd'];
+  /** The latest turn ends, oldest first, one per turn number (the last is `lastTurnEnd`): see `recordTurnEnd`. */
+  recentTurnEnds: readonly TurnEndView[];
   readonly usage: Usage;
   hostTaskQueue: string | undefined;
   /** A model step of this turn found no start on the host's model queue: the turn's later steps go to the shared one. */
@@ -103,6 +108,7 @@ export function sessionStateFrom(
     activeScope: null,
     interruptScope: null,
     lastTurnEnd: carry?.lastTurnEnd ?? null,
+    recentTurnEnds: carry?.recentTurnEnds ?? (carry?.lastTurnEnd ? [carry.lastTurnEnd] : []),
     usage,
     hostTaskQueue: carry?.hostTaskQueue,
     hostModelMissed: false,
@@ -136,13 +142,25 @@ export function applyOpened(state: SessionState, opened: OpenSessionOutcome): vo
     state.sessionTokens = usageTotal(state.usage);
     state.compactions = totals.compactions;
     state.lastTurnEnd = totals.lastTurnEnd;
+    state.recentTurnEnds = totals.lastTurnEnd ? [totals.lastTurnEnd] : [];
   }
+}
+
+/**
+ * How turn `end.turn` ended, for the state view: the last turn end, and the latest few. A turn that ended before
+ * it opened in the log (interrupted or failed before its first step) leaves its number to the next turn: that
+ * one's end replaces it. Changes no command: the view and the carry only.
+ */
+export function recordTurnEnd(state: SessionState, end: TurnEndView): void {
+  state.lastTurnEnd = end;
+  const earlier = state.recentTurnEnds.filter((e) => e.turn < end.turn);
+  state.recentTurnEnds = [...earlier.slice(-(RECENT_TURN_ENDS_KEPT - 1)), end];
 }
 
 /** The carry of the next run. Its fields and their order are the contract with it (docs/versioning.md). */
 export function toCarry(state: SessionState): SessionCarry {
   const inbox = state.inbox.toCarry();
-  const { hostTaskQueue, compactRequested, lastTurnEnd, lastRejection } = state;
+  const { hostTaskQueue, compactRequested, lastTurnEnd, lastRejection, recentTurnEnds } = state;
   return {
     head: state.head,
     lastTurn: state.lastTurn,
@@ -162,6 +180,8 @@ export function toCarry(state: SessionState): SessionCarry {
     usage: { ...state.usage },
     compactions: state.compactions,
     ...(lastRejection !== null ? { lastRejection } : {}),
+    ...(inbox.landedTurns ? { landedTurns: inbox.landedTurns } : {}),
+    ...(recentTurnEnds.length > 0 ? { recentTurnEnds } : {}),
   };
 }
 
@@ -180,6 +200,7 @@ export function stateView(state: SessionState): SessionStateView {
     wakeLatched: state.inbox.wakeLatched,
     closing: state.closing,
     lastTurnEnd: state.lastTurnEnd,
+    recentTurnEnds: state.recentTurnEnds,
     usage: { ...state.usage },
     pendingApproval:
       state.pendingApproval === null

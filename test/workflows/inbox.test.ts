@@ -1,9 +1,10 @@
 // The session inbox without a server: receipts and positions, the dedupe window, the downgrade of a send
-// aimed at a dying turn, claims (and the claim in flight), absorbing an append's outcome, the carry.
+// aimed at a dying turn, claims (and the claim in flight), absorbing an append's outcome, the turn each
+// message landed in, the carry.
 import { describe, expect, it } from 'vitest';
 import type { InboxTarget } from '../../src/core/index.js';
 import { RECENT_MESSAGE_IDS } from '../../src/shared/activity-contracts.js';
-import { Inbox } from '../../src/workflows/inbox.js';
+import { Inbox, LANDED_TURNS_KEPT } from '../../src/workflows/inbox.js';
 
 const at = () => 1_000;
 const followup = (inbox: Inbox, messageId: string, dying = false) =>
@@ -248,5 +249,77 @@ describe('Inbox', () => {
     expect(followup(next, 's1').duplicate).toBe(true);
     expect(next.claimFor(1)).toEqual(inbox.claimFor(1));
     expect(followup(next, 'f2').position).toBe(2);
+  });
+
+  describe('the turn a message landed in', () => {
+    it('is the running turn once a step of it logged the message, and stays that turn after it', () => {
+      const inbox = new Inbox();
+      followup(inbox, 'f1');
+      followup(inbox, 'f2');
+      logAll(inbox);
+      const claim = inbox.claimInFlight(1);
+      expect(claim).toEqual(['f1']);
+      // In flight: an interrupt may hand it back, so no turn yet.
+      expect(inbox.landedTurn('f1', 3)).toBeUndefined();
+      steer(inbox, 's1');
+      inbox.absorb(inbox.pass(), claim);
+      inbox.settleInFlight();
+      expect(inbox.landedTurn('f1', 3)).toBe(3);
+      expect(inbox.landedTurn('s1', 3)).toBeUndefined();
+      inbox.absorb(inbox.pass(), inbox.claimInFlight(2));
+      inbox.settleInFlight();
+      inbox.landTurn(3);
+      // Remembered after the turn, whatever runs now; f2 still waits for a turn of its own.
+      expect(inbox.landedTurn('f1', 4)).toBe(3);
+      expect(inbox.landedTurn('s1', 4)).toBe(3);
+      expect(inbox.landedTurn('f2', 4)).toBeUndefined();
+      expect(inbox.status('f2').state).toBe('queued');
+    });
+
+    it("is a later turn for a claim the interrupted step never logged; the turn's end decides", () => {
+      const inbox = new Inbox();
+      steer(inbox, 's1');
+      steer(inbox, 's2');
+      logAll(inbox);
+      inbox.claimInFlight(1); // s1 and s2; the step is interrupted before it logs them
+      inbox.settleInFlight();
+      // closeTurn's queue: the answer was logged with s1 before the interrupt, s2 waits again.
+      inbox.replaceQueue([{ messageId: 's2', target: 'next-step', wakeup: true, downgraded: false }]);
+      inbox.landTurn(5);
+      expect(inbox.landedTurn('s1', 6)).toBe(5);
+      expect(inbox.landedTurn('s2', 6)).toBeUndefined();
+      inbox.absorb(inbox.pass(), inbox.claimInFlight(1));
+      inbox.settleInFlight();
+      inbox.landTurn(6);
+      expect(inbox.landedTurn('s2', 7)).toBe(6);
+    });
+
+    it('counts a refused turn that took its batch, names a discard, and keeps the latest landings across runs', () => {
+      const inbox = new Inbox();
+      followup(inbox, 'f1');
+      followup(inbox, 'f2');
+      logAll(inbox);
+      inbox.claimedInTurn(inbox.claimFor(1)); // a budget refusal claims the batch in closeTurn
+      inbox.replaceQueue([{ messageId: 'f2', target: 'next-turn', wakeup: true, downgraded: false }]);
+      inbox.landTurn(2);
+      expect(inbox.landedTurn('f1', 2)).toBe(2);
+      inbox.drop(['f2']);
+      expect(inbox.status('f2').state).toBe('handled');
+      expect(inbox.wasDiscarded('f2')).toBe(true);
+      expect(inbox.landedTurn('f2', 2)).toBeUndefined();
+
+      for (let i = 0; i < LANDED_TURNS_KEPT; i++) {
+        followup(inbox, `m${i}`);
+        logAll(inbox);
+        inbox.absorb(inbox.pass(), inbox.claimInFlight(1));
+        inbox.settleInFlight();
+        inbox.landTurn(10 + i);
+      }
+      const next = new Inbox(structuredClone(inbox.toCarry()));
+      expect(next.toCarry().landedTurns).toHaveLength(LANDED_TURNS_KEPT);
+      expect(next.landedTurn('f1', 99)).toBeUndefined();
+      expect(next.landedTurn('m0', 99)).toBe(10);
+      expect(next.landedTurn(`m${LANDED_TURNS_KEPT - 1}`, 99)).toBe(10 + LANDED_TURNS_KEPT - 1);
+    });
   });
 });
