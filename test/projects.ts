@@ -33,6 +33,7 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
       ...all('architecture'),
       ...some('cli', 'ctrl-c', 'failing-activities', 'live-renderer', 'live-schemas', 'provider-ready'),
       ...some('cli/chat', 'chat-input', 'chat-model'),
+      ...some('client', 'wait-for-turn'),
       ...all('config'),
       ...some('console', 'console-openapi', 'overview-memo', 'session-timeline'),
       ...all('core'),
@@ -109,6 +110,7 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
         'truncated-run',
       ),
       ...some('cli/chat', 'chat-pty'),
+      ...some('client', 'session-wait-turn'),
       ...all('client-package'),
       ...some(
         'console',

@@ -8,6 +8,13 @@ export {
   type SessionClientOptions,
 } from './session-client.js';
 export type { LiveSource, WatchOptions } from './watch-frames.js';
+export {
+  turnEndFromView,
+  TurnWaitErrorCode,
+  type SentReceipt,
+  type TurnEnd,
+  type WaitForTurnOptions,
+} from './wait-for-turn.js';
 export type { FollowOp, StreamFrame } from '../streaming/session-follower.js';
 export {
   formatPosition,
@@ -39,6 +46,7 @@ export {
   type SendReceipt,
   type SessionStateView,
   type SessionStatus,
+  type TurnEndView,
 } from '../shared/session-messages.js';
 export {
   DEFAULT_LIMITS,

@@ -1,6 +1,6 @@
 // A typed client for other Node services: open a session (start or attach), send followup / steer /
-// inject / interrupt / close, send with acknowledgement, and read state. Retries when Temporal says
-// resource-exhausted; a send to a closed session is a clear error.
+// inject / interrupt / close, send with acknowledgement, read state, and wait for a turn's end. Retries when
+// Temporal says resource-exhausted; a send to a closed session is a clear error.
 import type { Client } from '@temporalio/client';
 import {
   isGrpcServiceError,
@@ -32,6 +32,15 @@ import type { SessionLimits, SessionWorkflow, SessionWorkflowInput } from '../sh
 import { sessionWorkerPresence, type WorkerPresence } from './worker-presence.js';
 import type { StreamFrame } from '../streaming/session-follower.js';
 import { watchFrames, type LiveSource, type WatchOptions } from './watch-frames.js';
+import {
+  waitForMessageTurnEnd,
+  waitForTurnEnd,
+  type SentReceipt,
+  type TurnEnd,
+  TurnWaitErrorCode,
+  type TurnWaitPort,
+  type WaitForTurnOptions,
+} from './wait-for-turn.js';
 
 /** gRPC status codes (fixed by the gRPC spec). */
 const GRPC_DEADLINE_EXCEEDED = 4;
@@ -95,11 +104,102 @@ export class SessionClient {
     return this.#signal(sessionId, 'inject', content, options);
   }
 
-  /** Sends and waits for the workflow's acknowledgement (`{messageId, position}`); it does not wait for a turn. */
+  /**
+   * Sends and waits for the workflow's acknowledgement (`{messageId, position}`); it does not wait for a turn.
+   * The receipt's `turnEnded()` does: see `turnEnded`.
+   */
   async send(
     sessionId: string,
     payload: SendUpdatePayload,
     options: Pick<MessageOptions, 'start' | 'limits'> = {},
+  ): Promise<SentReceipt> {
+    const receipt = await this.#send(sessionId, payload, options);
+    const turnEnded = (waitOptions?: WaitForTurnOptions) => this.turnEnded(sessionId, receipt, waitOptions);
+    return Object.defineProperty({ ...receipt }, 'turnEnded', { value: turnEnded, enumerable: false }) as SentReceipt;
+  }
+
+  /**
+   * Resolves with how turn `turn` ended (`{turn, reason, errorCode}`, as the workflow's `lastTurnEnd` reports it)
+   * once the session's workflow says it ended; at once for a turn that ended already. Temporal only, no store:
+   * it polls the `state` query of the session's current run with backoff (a continue-as-new is followed), so it
+   * needs a worker like every query — while none polls (a worker restart), it keeps waiting and retrying, and
+   * fails only at `timeoutMs` (CLIENT_TIMEOUT, naming the session and turn) or `signal`. `reason` is null when the
+   * turn is known to have ended but the workflow no longer remembers how (older than its latest 16 turn ends).
+   * SESSION_CLOSED when the session's workflow closed before turn `turn` (it will never run there);
+   * SESSION_NOT_FOUND when it has no workflow.
+   */
+  waitForTurn(sessionId: string, turn: number, options: WaitForTurnOptions = {}): Promise<TurnEnd> {
+    if (!Number.isSafeInteger(turn) || turn < 1) {
+      return Promise.reject(new DhError(TurnWaitErrorCode.InvalidTurn, `turn must be a positive integer, not ${turn}`));
+    }
+    return this.#wait(sessionId, options, (port, deadline) =>
+      waitForTurnEnd(port, sessionId, turn, { ...options, deadline }),
+    );
+  }
+
+  /**
+   * Resolves with the end of the turn a message lands in (give its `send` receipt, or the `messageId` a
+   * followup / steer / inject was sent with): first it waits until the workflow says which turn took the message
+   * (`messageStatus`'s `turn`: a step of that turn logged it), then as `waitForTurn`. A followup sent while a turn
+   * runs lands in a later turn; a steer in the running turn's next step (or, after its last step, in the turn it
+   * wakes). Errors: MESSAGE_REFUSED (the workflow refused it), MESSAGE_DISCARDED (still queued at close),
+   * MESSAGE_TURN_UNKNOWN (an id the workflow does not know, or whose turn it no longer remembers: it keeps the
+   * latest 64), SESSION_CLOSED, CLIENT_TIMEOUT (one `timeoutMs` for both waits).
+   */
+  turnEnded(sessionId: string, message: SendReceipt | string, options: WaitForTurnOptions = {}): Promise<TurnEnd> {
+    const messageId = typeof message === 'string' ? message : message.messageId;
+    return this.#wait(sessionId, options, (port, deadline) =>
+      waitForMessageTurnEnd(port, sessionId, messageId, { ...options, deadline }),
+    );
+  }
+
+  async #wait(
+    sessionId: string,
+    options: WaitForTurnOptions,
+    wait: (port: TurnWaitPort, deadline: number) => Promise<TurnEnd>,
+  ): Promise<TurnEnd> {
+    const problem = sessionIdProblem(sessionId);
+    if (problem !== null) {
+      throw new DhError(ErrorCode.InvalidSessionId, `invalid session id "${sessionId}": ${problem}`, { sessionId });
+    }
+    const deadline = options.timeoutMs !== undefined ? Date.now() + options.timeoutMs : Number.POSITIVE_INFINITY;
+    return wait(this.#turnWaitPort(sessionId, deadline, options.signal), deadline);
+  }
+
+  /** Temporal as a wait polls it: each call within the wait's deadline (and the client's per-call one). */
+  #turnWaitPort(sessionId: string, deadline: number, signal: AbortSignal | undefined): TurnWaitPort {
+    const workflowId = sessionWorkflowId(sessionId);
+    const run = <T>(fn: () => Promise<T>): Promise<T> => {
+      const callDeadline = Math.min(deadline, Date.now() + (this.options.timeoutMs ?? 30_000));
+      const call = () => this.client.withDeadline(callDeadline, fn);
+      return signal ? this.client.withAbortSignal(signal, call) : call();
+    };
+    const ofRun = (runId: string) => this.client.workflow.getHandle<SessionWorkflow>(workflowId, runId);
+    return {
+      describe: async () => {
+        try {
+          const description = await run(() => this.handle(sessionId).describe());
+          const status = description.status.name;
+          return {
+            runId: description.runId,
+            closed: status !== 'RUNNING' && status !== 'CONTINUED_AS_NEW',
+            completed: status === 'COMPLETED',
+          };
+        } catch (error) {
+          if (error instanceof WorkflowNotFoundError) throw translate(sessionId, error);
+          throw error;
+        }
+      },
+      state: (runId) => run(() => ofRun(runId).query(stateQuery)),
+      messageStatus: (runId, messageId) => run(() => ofRun(runId).query(messageStatusQuery, messageId)),
+      lastTurn: async (runId) => (await run(() => ofRun(runId).result())).turns,
+    };
+  }
+
+  async #send(
+    sessionId: string,
+    payload: SendUpdatePayload,
+    options: Pick<MessageOptions, 'start' | 'limits'>,
   ): Promise<SendReceipt> {
     if (!options.start)
       return this.#call(sessionId, () => this.handle(sessionId).executeUpdate(sendUpdate, { args: [payload] }));
