@@ -22,6 +22,8 @@ describe('waiting for a turn', () => {
 
   beforeAll(async () => {
     h = await startHarness({
+      // The restart below brings up a worker on the same host: the session's host queue keeps its worker.
+      hostId: 'wait-host',
       script: {
         mode: 'match',
         replies: [
@@ -89,7 +91,7 @@ describe('waiting for a turn', () => {
     const id = 'wait-restart';
     await h.start(id);
     const waiting = sessions.waitForTurn(id, 1, { timeoutMs: 60_000 });
-    await h.replaceWorker('another-host', async () => {
+    await h.replaceWorker('wait-host', async () => {
       await sessions.followup(id, 'hello after the restart');
       await new Promise((r) => setTimeout(r, 1_500));
     });
