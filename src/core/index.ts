@@ -11,6 +11,7 @@ export * from './request-header.js';
 export * from './policy-rule.js';
 export * from './approval-short-id.js';
 export * from './session-id.js';
+export * from './agent-fields.js';
 export * from './events.js';
 export * from './fold-request-header.js';
 export * from './event-digest.js';
