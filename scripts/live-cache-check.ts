@@ -23,8 +23,8 @@ interface Simulator {
 }
 
 async function loadSimulator(): Promise<Simulator | string> {
-  const source = new URL('../src/scripted-provider/prefix-cache.ts', import.meta.url);
-  if (!existsSync(fileURLToPath(source))) return 'no simulator (src/scripted-provider/prefix-cache.ts is absent)';
+  const source = new URL('../src/providers/prefix-cache.ts', import.meta.url);
+  if (!existsSync(fileURLToPath(source))) return 'no simulator (src/providers/prefix-cache.ts is absent)';
   try {
     // Loaded by URL, not by a static specifier, so this script type-checks without the simulator.
     const cacheModule = (await import(source.href)) as {
@@ -38,7 +38,7 @@ async function loadSimulator(): Promise<Simulator | string> {
         toolCalls: readonly unknown[];
       }) => readonly number[];
     };
-    const requestSource = new URL('../src/scripted-provider/chat-completion-request.ts', import.meta.url);
+    const requestSource = new URL('../src/providers/chat-completion-request.ts', import.meta.url);
     const requestModule = (await import(requestSource.href)) as {
       ChatCompletionRequest: { parse(value: unknown): unknown };
     };

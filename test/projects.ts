@@ -54,7 +54,6 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
         'canonical-tokens',
         'faults',
         'openai-shape',
-        'prefix-cache',
         'recording',
         'script',
         'streaming',

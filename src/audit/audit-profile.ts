@@ -4,7 +4,7 @@ import { deepFreeze } from '../core/deep-freeze.js';
 import type { CallConfig } from '../core/request-header.js';
 import { GENERIC_CONTEXT_WINDOW, isBuiltinProvider, modelEntry } from '../config/worker-profile.js';
 import { BUILTIN_PROFILES, type ProviderProfile } from '../providers/provider-profiles.js';
-import type { PrefixCacheMode } from '../scripted-provider/prefix-cache.js';
+import type { PrefixCacheMode } from '../providers/prefix-cache.js';
 
 export type AuditProfileSource = 'given' | 'builtin' | 'generic';
 

@@ -9,7 +9,7 @@ import { Session } from '../core/session.js';
 import { checkHistoryMirror, type MirrorReport } from '../client/history-mirror.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
 import type { ReadAttachment } from '../providers/wire-body.js';
-import type { PrefixCacheMode } from '../scripted-provider/prefix-cache.js';
+import type { PrefixCacheMode } from '../providers/prefix-cache.js';
 import type { LogKey } from '../stores/log-key.js';
 import type { SessionStore } from '../stores/session-store.js';
 import { childrenByParent } from '../stores/delegated-sessions.js';

@@ -1,15 +1,11 @@
 // Expected cache-read tokens per sent request: the re-derived wire bodies fed, in log order, through the
-// scripted provider's prefix-cache simulator (DeepSeek's or OpenAI's published rules over a real
-// tokenizer), each followed by the answer the log holds for its step. Compaction summary requests go
-// through the same cache in their place in the log (the provider saw them there too).
+// prefix-cache simulator (src/providers/prefix-cache.ts: DeepSeek's or OpenAI's published rules over a real
+// tokenizer; the scripted provider plays the same one), each followed by the answer the log holds for its
+// step. Compaction summary requests go through the same cache in their place in the log (the provider saw
+// them there too).
 import type { EventOf, SessionEvent } from '../core/events.js';
-import { ChatCompletionRequest } from '../scripted-provider/chat-completion-request.js';
-import {
-  canonicalInput,
-  canonicalOutput,
-  PrefixCache,
-  type PrefixCacheMode,
-} from '../scripted-provider/prefix-cache.js';
+import { ChatCompletionRequest } from '../providers/chat-completion-request.js';
+import { canonicalInput, canonicalOutput, PrefixCache, type PrefixCacheMode } from '../providers/prefix-cache.js';
 import { cacheModeFor } from './audit-profile.js';
 import type { DerivedRequest } from './derive-sent-requests.js';
 

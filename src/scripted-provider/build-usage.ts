@@ -3,7 +3,7 @@
 // `completion_tokens_details.reasoning_tokens` appears when the reply reasoned. A script's override
 // is merged last.
 import type { Usage } from './chat-completion-response.js';
-import type { CacheLookup } from './prefix-cache.js';
+import type { CacheLookup } from '../providers/prefix-cache.js';
 import type { CacheMode, UsageOverride } from './script.js';
 
 export function buildUsage(

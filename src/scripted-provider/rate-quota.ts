@@ -4,7 +4,7 @@
 // OpenAI's 429 answers; every admitted or refused request gets OpenAI's x-ratelimit-* headers.
 import { DhError } from '../core/errors.js';
 import { apiError, type ApiError } from './api-error.js';
-import type { ChatCompletionRequest } from './chat-completion-request.js';
+import type { ChatCompletionRequest } from '../providers/chat-completion-request.js';
 import { jsonPath, Quota, QuotaFields } from './script.js';
 
 export const QuotaErrorCode = { Invalid: 'QUOTA_INVALID' } as const;

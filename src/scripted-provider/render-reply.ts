@@ -4,7 +4,7 @@
 // `tool_calls` deltas (the first fragment of each call carries `index`, `id`, `type` and
 // `function.name`, later fragments only `index` and `function.arguments`), a chunk with an empty delta
 // and the `finish_reason`, then the usage chunk (empty `choices`) when `stream_options.include_usage`.
-import type { AssistantTurn } from './canonical-tokens.js';
+import type { AssistantTurn } from '../providers/canonical-tokens.js';
 import type { ChatCompletion, ChatCompletionChunk, ChunkDelta, Usage } from './chat-completion-response.js';
 import type { Reply } from './script.js';
 

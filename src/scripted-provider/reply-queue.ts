@@ -4,7 +4,7 @@
 // unanswered, without limit. With `retries: same-reply`, a request equal to one answered before gets that
 // answer again. Counts what ran out.
 import { createHash } from 'node:crypto';
-import { contentText, type ChatCompletionRequest } from './chat-completion-request.js';
+import { contentText, type ChatCompletionRequest } from '../providers/chat-completion-request.js';
 import type { LoadedScript, Reply } from './script.js';
 
 export type Selection =

@@ -2,7 +2,7 @@
 // in `match` mode, what the last user message was. A plugin's notice (dh's repeat guard, for one) is injected
 // context that becomes the last user message, so a `lastUserContains` written for the task stops matching.
 import { apiError, type ApiError } from './api-error.js';
-import type { ChatCompletionRequest } from './chat-completion-request.js';
+import type { ChatCompletionRequest } from '../providers/chat-completion-request.js';
 import { lastUserText } from './reply-queue.js';
 import type { LoadedScript } from './script.js';
 

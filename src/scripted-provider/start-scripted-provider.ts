@@ -11,10 +11,15 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { apiError, type ApiError } from './api-error.js';
 import { buildUsage } from './build-usage.js';
-import { canonicalInput, canonicalOutput, completionTokenCounts, type CanonicalInput } from './canonical-tokens.js';
+import {
+  canonicalInput,
+  canonicalOutput,
+  completionTokenCounts,
+  type CanonicalInput,
+} from '../providers/canonical-tokens.js';
 import type { ModelList, Usage } from './chat-completion-response.js';
 import { pause, playReply, sendError, sendJson, sendRecorded } from './play-reply.js';
-import { PrefixCache, type CacheLookup } from './prefix-cache.js';
+import { PrefixCache, type CacheLookup } from '../providers/prefix-cache.js';
 import { recordHeaders } from './record-headers.js';
 import { CREATED_EPOCH_SECONDS, replyTurn, responseMeta } from './render-reply.js';
 import { apiKeyOf, quotaTokenCost, RateQuota, resolveQuota, type QuotaOptions } from './rate-quota.js';

@@ -3,7 +3,7 @@
 // the assistant message that made them, tool messages answering no pending call, and DeepSeek
 // thinking-mode history without the `reasoning_content` it must carry. Pure: bytes in, verdict out.
 import { apiError, type ApiError } from './api-error.js';
-import { ChatCompletionRequest } from './chat-completion-request.js';
+import { ChatCompletionRequest } from '../providers/chat-completion-request.js';
 import { jsonPath, type ReasoningPassBack } from './script.js';
 
 export type Validation =

@@ -3,7 +3,7 @@
 // system prompt, tool list or early message misses. Expected numbers come from the token counts, not
 // from the server.
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionRequest } from '../../src/scripted-provider/chat-completion-request.js';
+import type { ChatCompletionRequest } from '../../src/providers/chat-completion-request.js';
 import { ChatCompletion, type Usage } from '../../src/scripted-provider/chat-completion-response.js';
 import {
   canonicalInput,
@@ -12,7 +12,7 @@ import {
   OPENAI_CACHE_INCREMENT_TOKENS,
   OPENAI_CACHE_MIN_TOKENS,
   tokenCount,
-} from '../../src/scripted-provider/prefix-cache.js';
+} from '../../src/providers/prefix-cache.js';
 import { post, readChunks, useProvider } from './helpers.js';
 import type { ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 

@@ -5,7 +5,7 @@
 // version blows (30 s to minutes for 262,144 characters; well under a second now).
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
 import { describe, expect, it } from 'vitest';
-import { canonicalInput, MAX_PRETOKEN_CHARS, tokenize } from '../../src/scripted-provider/canonical-tokens.js';
+import { canonicalInput, MAX_PRETOKEN_CHARS, tokenize } from '../../src/providers/canonical-tokens.js';
 import { ChatCompletion } from '../../src/scripted-provider/chat-completion-response.js';
 import { post, useProvider, user } from './helpers.js';
 

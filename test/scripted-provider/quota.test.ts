@@ -7,8 +7,8 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import OpenAI, { RateLimitError } from 'openai';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { canonicalInput, tokenCount } from '../../src/scripted-provider/canonical-tokens.js';
-import { ChatCompletionRequest } from '../../src/scripted-provider/chat-completion-request.js';
+import { canonicalInput, tokenCount } from '../../src/providers/canonical-tokens.js';
+import { ChatCompletionRequest } from '../../src/providers/chat-completion-request.js';
 import {
   apiKeyOf,
   formatResetDuration,

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { toEvent } from '../../src/core/index.js';
 import { deriveEventMessages } from '../../src/core/surface.js';
 import { repeatGuardPlugin } from '../../src/plugins/repeat-guard-plugin.js';
-import { canonicalInput, tokenCount } from '../../src/scripted-provider/canonical-tokens.js';
+import { canonicalInput, tokenCount } from '../../src/providers/canonical-tokens.js';
 import {
   ChatCompletion,
   ChatCompletionChunk,

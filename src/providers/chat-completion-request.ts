@@ -1,6 +1,6 @@
-// The chat-completions request body as the scripted provider reads it. Loose objects: unknown knobs
-// (temperature, top_p, ...) are accepted like real providers accept them; only what the provider
-// checks or tokenizes is typed.
+// The chat-completions request body as the scripted provider and the audit's cache simulation read it. Loose
+// objects: unknown knobs (temperature, top_p, ...) are accepted like real providers accept them; only what
+// the provider checks or the simulation tokenizes is typed.
 import { z } from 'zod';
 
 export const WireContentPart = z.looseObject({

@@ -4,7 +4,7 @@
 // property that makes hits predictable.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionRequest } from '../../src/scripted-provider/chat-completion-request.js';
+import type { ChatCompletionRequest } from '../../src/providers/chat-completion-request.js';
 import {
   canonicalInput,
   canonicalOutput,
@@ -12,7 +12,7 @@ import {
   TokenTrie,
   tokenCount,
   tokenize,
-} from '../../src/scripted-provider/prefix-cache.js';
+} from '../../src/providers/prefix-cache.js';
 
 const seq = (from: number, length: number): number[] => Array.from({ length }, (_, i) => from + i);
 const input = (tokens: number[], key = 'k') => ({ key, tokens });
