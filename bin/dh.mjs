@@ -5,12 +5,17 @@
 // file, under 2 ms for all). Otherwise — no build yet, or a file it was compiled from edited or deleted
 // since (a new file counts through the file that imports it) — it runs the TypeScript sources through
 // tsx, as it always did: about a second slower to start, but never stale code. It does not rebuild by
-// itself; `npm run build:cli` does. `DH_BIN_TRACE=1` prints which of the two ran, and why, on stderr.
+// itself; `npm run build:cli` does. Installed as a package (under node_modules/, from the tarball `npm pack`
+// builds), it runs the build it was packed with: npm does not keep the files' mtimes, and nobody edits them there.
+// `DH_BIN_TRACE=1` prints which of the two ran, and why, on stderr.
 // `DH_BIN_FROM_SOURCE=1` runs the sources through tsx even when the build is fresh (how dh started before
 // the build existed; `npm run bench -- --only cli-start` times the two against each other).
 import { readFileSync, statSync } from 'node:fs';
+import { sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const root = new URL('../', import.meta.url);
+const installed = fileURLToPath(root).split(sep).includes('node_modules');
 const trace = process.env.DH_BIN_TRACE === '1' ? (line) => process.stderr.write(`dh-bin: ${line}\n`) : () => {};
 
 /** The compiled entry's URL when the build matches the sources, else why not. */
@@ -22,6 +27,7 @@ function compiledEntry() {
     return { why: 'no build (dist/cli/stamp.json; `npm run build:cli` makes one)' };
   }
   if (stamp.format !== 1 || typeof stamp.entry !== 'string') return { why: 'dist/cli/stamp.json is of another format' };
+  if (installed) return { url: new URL(`dist/cli/${stamp.entry}`, root) };
   for (const [file, [mtimeMs, size]] of Object.entries(stamp.inputs)) {
     let stat;
     try {
