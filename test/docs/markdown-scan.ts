@@ -1,5 +1,6 @@
 // Reads what the docs test checks out of a markdown file: its headings (as GitHub slugs them), its relative
-// links, its code (fenced blocks and inline spans), the `dh …` commands written in that code, and DH_* names.
+// links, its code (fenced blocks and inline spans), the `dh …` commands written in that code, DH_* names, and the
+// fenced blocks of one language (the TypeScript a page shows, for a test that compiles it).
 
 export interface MarkdownLink {
   readonly line: number;
@@ -51,6 +52,36 @@ function lines(markdown: string): Line[] {
     }
     return { n: i + 1, text, fenced: false, output: false };
   });
+}
+
+export interface FencedBlock {
+  /** 1-based line of the block's first line of text (the line after its opening fence). */
+  readonly line: number;
+  /** The fence's info string (`ts`, `sh`, ...; '' without one). */
+  readonly lang: string;
+  /** The text between the fences, ending in a newline. */
+  readonly text: string;
+}
+
+/** Every fenced block of `markdown` whose language is one of `langs`, in order. */
+export function fencedBlocks(markdown: string, langs: readonly string[]): FencedBlock[] {
+  const blocks: FencedBlock[] = [];
+  let open: { fence: string; lang: string; line: number; text: string[] } | null = null;
+  for (const line of lines(markdown)) {
+    const match = FENCE.exec(line.text);
+    if (open === null) {
+      if (match !== null) open = { fence: match[1] ?? '', lang: match[2] ?? '', line: line.n + 1, text: [] };
+      continue;
+    }
+    if (match?.[1] === open.fence && match[2] === '') {
+      if (langs.includes(open.lang))
+        blocks.push({ line: open.line, lang: open.lang, text: `${open.text.join('\n')}\n` });
+      open = null;
+      continue;
+    }
+    open.text.push(line.text);
+  }
+  return blocks;
 }
 
 /** Inline code spans of one line of prose: single or double backticks, not across lines. */
