@@ -1,6 +1,8 @@
 // An example `dh eval` judge: asks a model of any OpenAI-compatible endpoint to score the candidate answer against
 // the recorded one. Run the eval's worker with it:
-//   startWorker(config, [...defaultPlugins(config), llmJudgePlugin({ baseURL, apiKey, model: 'deepseek-chat' })])
+//   const judge = llmJudgePlugin({ baseURL, apiKey, model: 'deepseek-chat' });
+//   startWorker({ config, plugins: [...defaultPlugins(config), judge] })
+// (in a project of its own, from `durable-harness/worker`: docs/building-agents.md)
 import OpenAI from 'openai';
 import { z } from 'zod';
 import type { JudgeInput, JudgeVerdict } from '../../src/eval/eval-judge.js';

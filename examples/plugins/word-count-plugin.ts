@@ -1,5 +1,7 @@
-// An example plugin: one line for the system prompt and one tool. Run a worker with it:
-//   startWorker(readWorkerConfig(), [...defaultPlugins(readWorkerConfig()), wordCountPlugin()])
+// An example plugin: one line for the system prompt and one tool. An agent with it, served by a worker:
+//   startWorker({ agents: [defineAgent({ name: 'writer', instructions: '…', plugins: [wordCountPlugin()] })] })
+// It imports ../../src because it lives in this repository; a project of its own imports the same names from
+// `durable-harness` (docs/building-agents.md).
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { ToolDefinition } from '../../src/plugins/contracts.js';
