@@ -4,20 +4,32 @@
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join } from 'node:path';
+import { dirname, extname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../observability/workflow-tracing.js';
 
 /**
- * The workflow entry point next to this module: `index.ts` when running from source, `index.js` from a
- * build. Relative imports inside it use `.js` extensions for `.ts` files (NodeNext); the bundler's own
- * webpack config maps them (`resolve.extensionAlias`), so no config hook is needed.
+ * The folder the session workflows are bundled from (it holds workflows/, core/, shared/): the one this module
+ * runs from — src/ from the sources (and from the CLI bundle, whose `import.meta.url` names them), dist/src/
+ * from the tsc build. An installed package ships no sources, so its CLI bundle takes the package's dist/src/
+ * (Temporal's bundler would not compile TypeScript under node_modules anyway).
  */
-export function sessionWorkflowsPath(): string {
-  const dir = join(dirname(fileURLToPath(import.meta.url)), '..', 'workflows');
-  const source = join(dir, 'index.ts');
-  return existsSync(source) ? source : join(dir, 'index.js');
+export function workflowSourceDir(): string {
+  const here = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+  if (existsSync(join(here, 'workflows'))) return here;
+  const built = join(here, '..', 'dist', 'src');
+  return existsSync(join(built, 'workflows')) ? built : here;
+}
+
+/**
+ * The workflow entry point in `sourceDir`: `index.ts` in the sources, `index.js` in a build. Relative imports
+ * inside it use `.js` extensions for `.ts` files (NodeNext); the bundler's own webpack config maps them
+ * (`resolve.extensionAlias`), so no config hook is needed.
+ */
+export function sessionWorkflowsPath(sourceDir = workflowSourceDir()): string {
+  const source = join(sourceDir, 'workflows', 'index.ts');
+  return existsSync(source) ? source : join(sourceDir, 'workflows', 'index.js');
 }
 
 export interface BundleOptions {

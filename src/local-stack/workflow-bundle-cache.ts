@@ -13,11 +13,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import {
   bundleInterceptorModules,
   bundleSessionWorkflowCode,
   bundleSessionWorkflows,
+  sessionWorkflowsPath,
+  workflowSourceDir,
   type BundleOptions,
 } from './bundle-workflows.js';
 import { cacheDir } from './go-build-cache.js';
@@ -98,22 +99,11 @@ export function bundleCacheKey(inputs: BundleKeyInputs): string {
   return sha256(JSON.stringify(canonical));
 }
 
-/** The src folder this module runs from (holds workflows/, core/, shared/). */
-export function defaultSourceDir(): string {
-  return resolve(dirname(fileURLToPath(import.meta.url)), '..');
-}
-
-/** The workflow entry in a source folder: `workflows/index.ts` from source, `index.js` from a build. */
-export function workflowsEntry(sourceDir: string): string {
-  const source = join(sourceDir, 'workflows', 'index.ts');
-  return existsSync(source) ? source : join(sourceDir, 'workflows', 'index.js');
-}
-
 /** Reads the key's inputs from disk: the workflow-side sources under `sourceDir` and the installed packages. */
 export async function readBundleKeyInputs(
   options: { readonly sourceDir?: string; readonly tracing?: boolean } = {},
 ): Promise<BundleKeyInputs> {
-  const sourceDir = resolve(options.sourceDir ?? defaultSourceDir());
+  const sourceDir = resolve(options.sourceDir ?? workflowSourceDir());
   const tracing = options.tracing === true;
   const { files, packagesImported } = await readWorkflowSources(sourceDir);
   const packages: Record<string, string | null> = {};
@@ -166,8 +156,8 @@ export interface CachedBundle {
  */
 export async function cachedSessionWorkflowBundle(options: CachedBundleOptions = {}): Promise<CachedBundle> {
   const tracing = options.tracing === true;
-  const sourceDir = resolve(options.sourceDir ?? defaultSourceDir());
-  const workflowsPath = workflowsEntry(sourceDir);
+  const sourceDir = resolve(options.sourceDir ?? workflowSourceDir());
+  const workflowsPath = sessionWorkflowsPath(sourceDir);
   const build = options.bundle ?? ((o) => bundleSessionWorkflowCode(o));
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const dir = options.dir ?? join(cacheDir(), 'workflow-bundles');
