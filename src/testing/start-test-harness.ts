@@ -11,7 +11,7 @@ import type { Agent } from '../agents/define-agent.js';
 import { auditSession, type AuditReport } from '../audit/audit-session.js';
 import { SessionClient } from '../client/session-client.js';
 import { temporalTlsFromEnv } from '../config/temporal-tls.js';
-import { DhError } from '../core/errors.js';
+import { DhError, ErrorCode } from '../core/errors.js';
 import type { SessionEvent } from '../core/events.js';
 import { loadScript, type Script } from '../scripted-provider/script.js';
 import { openSessionStore } from '../stores/open-session-store.js';
@@ -129,7 +129,16 @@ export async function startTestHarness(options: TestHarnessOptions): Promise<Tes
       }
       return store;
     };
-    const readLog = async (sessionId: string) => [...(await (await openStore()).read(sessionId))];
+    const readLog = async (sessionId: string): Promise<SessionEvent[]> => {
+      const opened = await openStore();
+      try {
+        return [...(await opened.read(sessionId))];
+      } catch (error) {
+        // Before its first event a session has no log yet.
+        if (error instanceof DhError && error.code === ErrorCode.SessionNotFound) return [];
+        throw error;
+      }
+    };
     return {
       client: new SessionClient(client, { taskQueue }),
       temporal: { address: temporal.address, namespace: temporal.namespace, client },
