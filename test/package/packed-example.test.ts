@@ -4,7 +4,7 @@
 // docs/building-agents.md beside the example's code), and the example's own tests run on the testing kit.
 import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,6 @@ import { exampleProject, type ExampleProject, type PackageManifest } from './exa
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const EXAMPLE = join(ROOT, 'examples', 'support-agent');
 const GUIDE = 'docs/building-agents.md';
-const SNIPPETS = join('src', 'doc-snippets');
 const run = promisify(execFile);
 const MINUTE = 60_000;
 
@@ -102,9 +101,8 @@ describe('the packed package, installed into the example project', () => {
     });
     // Every TypeScript block of the guide, as a module beside the example's agents (it may import them).
     snippetFiles = new Map();
-    await mkdir(join(project.dir, SNIPPETS), { recursive: true });
     for (const [i, block] of fencedBlocks(readFileSync(join(ROOT, GUIDE), 'utf8'), ['ts']).entries()) {
-      const file = join(SNIPPETS, `snippet-${i + 1}.ts`);
+      const file = `src/doc-snippet-${i + 1}.ts`;
       await writeFile(join(project.dir, file), block.text);
       snippetFiles.set(file, block.line);
     }
@@ -126,7 +124,7 @@ describe('the packed package, installed into the example project', () => {
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  it('holds the build and the workflow sources, not the tests, benchmarks or docs', () => {
+  it('holds the build, not the sources, tests, benchmarks or docs', () => {
     for (const file of [
       'bin/dh.mjs',
       'dist/cli/stamp.json',
@@ -135,13 +133,15 @@ describe('the packed package, installed into the example project', () => {
       'dist/src/worker/index.js',
       'dist/src/client/client-package.d.ts',
       'dist/src/testing/index.js',
-      'src/workflows/index.ts',
+      'dist/src/workflows/index.js',
       'examples/scripts/demo.yaml',
       'CHANGELOG.md',
     ]) {
       expect(packedFiles).toContain(file);
     }
-    const strays = packedFiles.filter((file) => /^(test|bench|docs|deploy|scripts|console-ui|packages)\//.test(file));
+    const strays = packedFiles.filter((file) =>
+      /^(src|test|bench|docs|deploy|scripts|console-ui|packages)\//.test(file),
+    );
     expect(strays).toEqual([]);
   });
 
@@ -154,26 +154,30 @@ describe('the packed package, installed into the example project', () => {
     expect(dh.output).toMatch(/dh-bin: compiled .*node_modules\/durable-harness\/dist\/cli\//);
   });
 
-  it('type-checks the example, the guide’s snippets and the package’s declarations', async () => {
-    const { code, output, ms } = await typecheck;
-    log(`packed example: tsc in ${(ms / 1000).toFixed(1)} s`);
-    const errors = output.split('\n').filter((line) => / error TS\d+:/.test(line));
-    // Other packages' declarations are theirs: @temporalio's do not compile under exactOptionalPropertyTypes
-    // (a `tsc --init` default), which is why its skipLibCheck default is on.
-    const ours = errors.filter(
-      (line) => !line.startsWith('node_modules/') || line.startsWith('node_modules/durable-harness/'),
-    );
-    const located = ours.map((line) => {
-      const at = /^(src[/\\]doc-snippets[/\\]snippet-\d+\.ts)\((\d+),/.exec(line);
-      const start = at?.[1] !== undefined ? snippetFiles.get(at[1].split('\\').join('/')) : undefined;
-      return start !== undefined ? `${GUIDE}:${start + Number(at?.[2]) - 1}: ${line}` : line;
-    });
-    expect(located, output.slice(-4_000)).toEqual([]);
-    if (errors.length === 0) expect(code).toBe(0);
-    expect(snippetFiles.size).toBeGreaterThan(0);
-  });
+  it(
+    'type-checks the example, the guide’s snippets and the package’s declarations',
+    { timeout: 10 * MINUTE },
+    async () => {
+      const { code, output, ms } = await typecheck;
+      log(`packed example: tsc in ${(ms / 1000).toFixed(1)} s`);
+      const errors = output.split('\n').filter((line) => / error TS\d+:/.test(line));
+      // Other packages' declarations are theirs: @temporalio's do not compile under exactOptionalPropertyTypes
+      // (a `tsc --init` default), which is why its skipLibCheck default is on.
+      const ours = errors.filter(
+        (line) => !line.startsWith('node_modules/') || line.startsWith('node_modules/durable-harness/'),
+      );
+      const located = ours.map((line) => {
+        const at = /^(src\/doc-snippet-\d+\.ts)\((\d+),/.exec(line);
+        const start = at?.[1] !== undefined ? snippetFiles.get(at[1]) : undefined;
+        return start !== undefined ? `${GUIDE}:${start + Number(at?.[2]) - 1}: ${line}` : line;
+      });
+      expect(located, output.slice(-4_000)).toEqual([]);
+      if (errors.length === 0) expect(code).toBe(0);
+      expect(snippetFiles.size).toBeGreaterThan(0);
+    },
+  );
 
-  it('passes its own tests on the testing kit', async () => {
+  it('passes its own tests on the testing kit', { timeout: 10 * MINUTE }, async () => {
     const { code, output, ms } = await tests;
     log(`packed example: its tests in ${(ms / 1000).toFixed(1)} s`);
     expect(code, output.slice(-6_000)).toBe(0);

@@ -113,8 +113,11 @@ describe('a worker killed mid-tool', () => {
       { content: 'Order 1042 arrived broken, please refund it.', target: 'next-turn', wakeup: true },
       { start: true, agent: 'support' },
     );
-    // Both calls are inside the order system, waiting at the gate.
-    while (runs('find').length < 1 || runs('refund').length < 1) await sleep(50);
+    // Both calls are logged as started, then inside the order system, waiting at the gate.
+    await h.waitForLog(sessionId, (events) => events.filter((event) => event.type === 'tool/start').length === 2);
+    for (const deadline = Date.now() + 30_000; runs('find').length < 1 || runs('refund').length < 1; await sleep(50)) {
+      if (Date.now() > deadline) throw new Error(`the tools never reached the gate; see ${h.worker.logFile}`);
+    }
     await h.worker.kill();
     writeFileSync(join(gate, 'open'), '');
     await h.worker.restart();
