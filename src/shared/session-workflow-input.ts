@@ -1,6 +1,7 @@
 // The session workflow's input: its id, limits, and — on continue-as-new — the state carried over.
 import type { DelegationLink, IngressMessage, LoopInstance, QueuedRef } from './activity-contracts.js';
 import type { SessionStateView } from './session-messages.js';
+import type { AgentOverrides } from '../core/agent-fields.js';
 
 /** Per-turn and per-session limits. A turn that reaches one ends with `max-steps` or `budget`. */
 export interface SessionLimits {
@@ -65,10 +66,19 @@ export interface SessionCarry {
   readonly landedTurns?: readonly (readonly [messageId: string, turn: number])[];
   /** The latest turn ends, oldest first, at most 16 (the state view's `recentTurnEnds`). */
   readonly recentTurnEnds?: readonly NonNullable<SessionStateView['lastTurnEnd']>[];
+  /** The limits the session's agent sets (openSession read them); the input's own limits win over them. */
+  readonly agentLimits?: Partial<SessionLimits>;
 }
 
 export interface SessionWorkflowInput {
   readonly sessionId: string;
+  /**
+   * The agent a new session runs (one the workers serve: `dh agents ls`); absent: the workers' default agent.
+   * Read once, when the log is created; a session keeps its agent.
+   */
+  readonly agent?: string;
+  /** The new session's overrides of its agent's definition, logged right after its start. */
+  readonly overrides?: AgentOverrides;
   readonly limits?: Partial<SessionLimits>;
   readonly carry?: SessionCarry;
   /** A subagent (started by its parent's workflow): it runs its task's turn, then completes. */
