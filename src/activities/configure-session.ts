@@ -2,7 +2,7 @@
 // against that agent and this worker's endpoint. They take effect at the session's next step.
 import { DhError } from '../core/index.js';
 import type { ConfigureSessionInput, ConfigureSessionOutcome } from '../shared/activity-contracts.js';
-import { loggedAgent, resolveAgent } from '../agents/agent-registry.js';
+import { loggedAgent, resolveAgent } from '../agents/agent-directory.js';
 import { latestOverrides, sameOverrides } from '../agents/agent-hooks.js';
 import { checkOverrides } from '../agents/check-overrides.js';
 import type { ActivityContext } from './activity-context.js';

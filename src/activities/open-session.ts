@@ -24,7 +24,7 @@ import { childEvents } from './delegations.js';
 import type { SessionRuntime } from './session-runtime.js';
 import type { ActivityContext } from './activity-context.js';
 import { queuedRefs, recentMessageIds } from './inbox-drafts.js';
-import { loggedAgent, resolveAgent } from '../agents/agent-registry.js';
+import { loggedAgent, resolveAgent } from '../agents/agent-directory.js';
 import { checkOverrides } from '../agents/check-overrides.js';
 
 export async function openSession(context: ActivityContext, input: OpenSessionInput): Promise<OpenSessionOutcome> {

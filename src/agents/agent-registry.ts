@@ -1,38 +1,23 @@
 // The agents one worker serves, by name, each with its own composed plugin hooks (its instructions, tools,
-// policy and plugins over the worker-wide ones), and how a session's log names the one it runs.
-import { DEFAULT_AGENT_NAME, DhError, type AgentRef, type CallConfig, type SessionEvent } from '../core/index.js';
-import type { ToolDefinition } from '../plugins/contracts.js';
+// policy and plugins over the worker-wide ones).
+import { DEFAULT_AGENT_NAME, DhError, type CallConfig } from '../core/index.js';
 import type { Plugin } from '../plugins/plugin.js';
 import { createPluginRuntime, type PluginHooks } from '../plugins/plugin-runtime.js';
 import { approvalPolicyPlugin, toolsPlugin } from '../plugins/basic-plugins.js';
 import type { SessionLimits } from '../shared/session-workflow-input.js';
 import type { Agent } from './define-agent.js';
+import type { AgentDirectory, AgentEntry } from './agent-directory.js';
 
-export const UnknownAgentCode = 'UNKNOWN_AGENT';
+export { loggedAgent, resolveAgent, UnknownAgentCode } from './agent-directory.js';
 
-/** An agent as a worker serves it. */
-export interface ServedAgent {
-  readonly name: string;
-  readonly version: string;
-  readonly description?: string;
-  /** Its instructions (the system prompt before plugins' parts); absent for a plain plugin list. */
-  readonly instructions?: string;
-  /** The model its requests name unless a session overrides it. */
-  readonly model: string;
-  /** Its tools by name, in the order the model sees them. */
-  readonly tools: ReadonlyMap<string, ToolDefinition>;
-  readonly limits?: Partial<SessionLimits>;
+/** An agent as a worker serves it: what the activities see, and the plugin hooks that run it. */
+export interface ServedAgent extends AgentEntry {
   /** Every plugin its hooks run, the worker's included (the policy engine asks their evaluators). */
   readonly plugins: readonly Plugin[];
   readonly hooks: Required<PluginHooks>;
 }
 
-export interface AgentRegistry {
-  /** What a session runs when it names none (and what a version-1 log ran). */
-  readonly defaultAgent: string;
-  get(name: string): ServedAgent | undefined;
-  list(): readonly ServedAgent[];
-}
+export type AgentRegistry = AgentDirectory<ServedAgent>;
 
 /** What every agent of a worker shares: the call configuration its waterfall starts from, and worker-wide plugins. */
 export interface AgentWorkerBase {
@@ -94,30 +79,4 @@ export function agentRegistry(agents: readonly ServedAgent[], defaultAgent?: str
     throw new DhError('INVALID_AGENT', `the default agent "${chosen}" is not one of ${[...byName.keys()].join(', ')}`);
   }
   return { defaultAgent: chosen, get: (name) => byName.get(name), list: () => agents };
-}
-
-/** The agent `name` (the default when undefined), or UNKNOWN_AGENT naming the ones served. */
-export function resolveAgent(registry: AgentRegistry, name: string | undefined): ServedAgent {
-  const agent = registry.get(name ?? registry.defaultAgent);
-  if (agent) return agent;
-  throw new DhError(
-    UnknownAgentCode,
-    `no agent named "${name}" on this worker; it serves ${registry
-      .list()
-      .map((a) => a.name)
-      .join(', ')}`,
-    {
-      agent: name ?? null,
-      served: registry
-        .list()
-        .map((a) => a.name)
-        .join(','),
-    },
-  );
-}
-
-/** The agent a log's `session/start` names (undefined: a version-1 log, or none recorded). */
-export function loggedAgent(events: readonly SessionEvent[]): AgentRef | undefined {
-  const start = events[0];
-  return start?.type === 'session/start' ? start.agent : undefined;
 }

@@ -3,11 +3,11 @@
 import { AgentOverrides, DhError } from '../core/index.js';
 import { modelEntry } from '../config/worker-profile.js';
 import type { ProviderProfile } from '../providers/provider-profiles.js';
-import type { ServedAgent } from './agent-registry.js';
+import type { AgentEntry } from './agent-directory.js';
 
 export const InvalidOverridesCode = 'INVALID_OVERRIDES';
 
-export function checkOverrides(agent: ServedAgent, profile: ProviderProfile, overrides: unknown): AgentOverrides {
+export function checkOverrides(agent: AgentEntry, profile: ProviderProfile, overrides: unknown): AgentOverrides {
   const parsed = AgentOverrides.safeParse(overrides);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

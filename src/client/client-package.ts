@@ -5,10 +5,10 @@ export {
   SessionClient,
   SessionClientErrorCode,
   type MessageOptions,
-  type OpenOptions,
   type SessionClientOptions,
 } from './session-client.js';
 export type { LiveSource, WatchOptions } from './watch-frames.js';
+export type { OpenOptions } from './open-options.js';
 export {
   turnEndFromView,
   TurnWaitErrorCode,

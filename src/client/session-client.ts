@@ -32,6 +32,7 @@ import {
 } from '../shared/session-messages.js';
 import type { SessionLimits, SessionWorkflow, SessionWorkflowInput } from '../shared/session-workflow-input.js';
 import { sessionWorkerPresence, type WorkerPresence } from './worker-presence.js';
+import { openOptions, type OpenOptions, type StartOptions } from './open-options.js';
 import type { StreamFrame } from '../streaming/session-follower.js';
 import { watchFrames, type LiveSource, type WatchOptions } from './watch-frames.js';
 import {
@@ -73,16 +74,6 @@ export interface MessageOptions {
   readonly overrides?: AgentOverrides;
   readonly limits?: Partial<SessionLimits>;
 }
-
-/** How a new session starts: its agent, its overrides of that agent, its limits. An existing session keeps its own. */
-export interface OpenOptions {
-  /** One the workers serve (`dh agents ls`); default: their default agent. Unknown: the session's start fails, UNKNOWN_AGENT. */
-  readonly agent?: string;
-  readonly overrides?: AgentOverrides;
-  readonly limits?: Partial<SessionLimits>;
-}
-
-type StartOptions = Pick<MessageOptions, 'agent' | 'overrides' | 'limits'>;
 
 type SessionHandle = WorkflowHandle<SessionWorkflow>;
 
@@ -402,14 +393,4 @@ function translate(sessionId: string, error: unknown): unknown {
     );
   }
   return error;
-}
-
-/** `open`'s options, from either form (a bare limits object is the older one). */
-function openOptions(options: OpenOptions | Partial<SessionLimits> | undefined): StartOptions {
-  if (options === undefined) return {};
-  const keys = Object.keys(options);
-  if (keys.length > 0 && keys.every((key) => key === 'agent' || key === 'overrides' || key === 'limits')) {
-    return options as OpenOptions;
-  }
-  return { limits: options as Partial<SessionLimits> };
 }

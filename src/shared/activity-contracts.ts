@@ -1,7 +1,7 @@
 // Inputs and outputs of the session activities. They carry ids, seq cursors and digests — never the
 // transcript — so the workflow history stays small and mirrors the log through receipts.
 import type { AgentOverrides, InboxTarget, MessageOrigin, UserContent, Usage, TurnEndReason } from '../core/index.js';
-import type { SessionLimits } from './session-workflow-input.js';
+import type { SessionLimits } from './session-limits.js';
 
 /** One logged event as the workflow history records it. */
 export interface Receipt {

@@ -1,5 +1,5 @@
 // The worker's configuration as an agent (`default`: DH_SYSTEM_PROMPT, DH_MODEL, the built-in tools, delegation,
-// the MCP servers' tools, DH_APPROVAL_*), the plugins every agent of a worker shares (repeat guard, live token
+// the MCP servers' tools, DH_APPROVAL_ASK and DH_APPROVAL_DENY), the plugins every agent of a worker shares (repeat guard, live token
 // stream, logging), and the two as one plugin list for embedders that compose their own.
 import type { WorkerConfig } from '../config/worker-config.js';
 import { defineAgent, type Agent } from '../agents/define-agent.js';
