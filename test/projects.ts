@@ -84,6 +84,7 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
       'dh itself (the CLI, workers, MCP reference servers from node_modules, tool runners)',
     files: [
       ...some('activities', 'outbound-gate'),
+      ...some('agents', 'agents-per-session'),
       ...all('audit'),
       ...some(
         'cli',

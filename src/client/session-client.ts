@@ -33,6 +33,7 @@ import {
 import type { SessionLimits, SessionWorkflow, SessionWorkflowInput } from '../shared/session-workflow-input.js';
 import { sessionWorkerPresence, type WorkerPresence } from './worker-presence.js';
 import { openOptions, type OpenOptions, type StartOptions } from './open-options.js';
+import { unwrapUpdateRefusal } from './update-refusal.js';
 import type { StreamFrame } from '../streaming/session-follower.js';
 import { watchFrames, type LiveSource, type WatchOptions } from './watch-frames.js';
 import {
@@ -238,10 +239,12 @@ export class SessionClient {
     overrides: AgentOverrides,
     options: { readonly source?: string } = {},
   ): Promise<ConfigureResult> {
-    return this.#call(sessionId, () =>
-      this.handle(sessionId).executeUpdate(configureUpdate, {
-        args: [{ overrides, ...(options.source !== undefined ? { source: options.source } : {}) }],
-      }),
+    return unwrapUpdateRefusal(sessionId, () =>
+      this.#call(sessionId, () =>
+        this.handle(sessionId).executeUpdate(configureUpdate, {
+          args: [{ overrides, ...(options.source !== undefined ? { source: options.source } : {}) }],
+        }),
+      ),
     );
   }
 
