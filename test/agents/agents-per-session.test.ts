@@ -9,6 +9,7 @@ import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../src/agents/define-agent.js';
+import { auditSession } from '../../src/audit/audit-session.js';
 import { SessionClient } from '../../src/client/session-client.js';
 import { readWorkerConfig } from '../../src/config/worker-config.js';
 import { DhError, type EventOf, type SessionEvent } from '../../src/core/index.js';
@@ -216,6 +217,10 @@ describe('agents per session on one worker', () => {
     ).toBe(false);
     expect(await sessions.configure(id, {})).toEqual({ overrides: {}, changed: true });
     expect(ofType(await store.read(id), 'agent/overrides')).toHaveLength(2);
+    // The audit re-derives every request and finds each header naming the agent and applying what was in force.
+    const report = await auditSession({ store, sessionId: id, client: sessions.client });
+    expect(report.failures).toEqual([]);
+    expect(report.summary.agent).toMatchObject({ name: 'support', versions: [support.version], overrides: 2 });
   });
 
   it('an unknown agent fails the start naming the agents served, and leaves no log', async () => {
