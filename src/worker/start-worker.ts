@@ -20,6 +20,7 @@ import {
 } from '../config/worker-profile.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { startTelemetry } from '../observability/telemetry.js';
+import { installTemporalLoggerIfUnset } from '../observability/temporal-logger.js';
 import type { Plugin } from '../plugins/plugin.js';
 import { apiKeyFromEnv, type ProviderProfile } from '../providers/provider-profiles.js';
 import { openSessionStore } from '../stores/open-session-store.js';
@@ -77,6 +78,8 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<DhW
   // OpenTelemetry only when an OTLP endpoint is configured (a bad value fails here, before anything opens).
   const telemetry = startTelemetry();
   const log = options.log ?? createLogger().child({ component: 'worker', pid: process.pid });
+  // The SDK's own lines through the same logger (unless the process set up Temporal's runtime already).
+  await installTemporalLoggerIfUnset(log);
   const configured = workerProfile(config);
   const apiKey = apiKeyFromEnv(configured);
   // The configuration files before the provider is asked anything: a bad one fails the start with its line

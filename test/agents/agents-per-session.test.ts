@@ -80,6 +80,7 @@ describe('agents per session on one worker', () => {
   let stopWorker: () => Promise<void>;
   let store: SqliteSessionStore;
   let sessions: SessionClient;
+  const lines: string[] = [];
 
   const chatBodies = (): ChatBody[] =>
     provider
@@ -119,7 +120,8 @@ describe('agents per session on one worker', () => {
       DH_MODEL: SMALL,
       DH_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
     });
-    const worker = await startWorker({ config, agents: [support, triage], log: createLogger({ write: () => {} }) });
+    const log = createLogger({ level: 'info', write: (line) => lines.push(line) });
+    const worker = await startWorker({ config, agents: [support, triage], log });
     const running = worker.run();
     stopWorker = async () => {
       await worker.shutdown();
@@ -138,6 +140,11 @@ describe('agents per session on one worker', () => {
     await connection?.close();
     await provider?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("logs the SDK's lines through the worker's logger, without its warning about the activity-only queues", () => {
+    expect(lines.some((line) => line.includes('"source":"temporal"'))).toBe(true);
+    expect(lines.filter((line) => line.includes('No workflows registered'))).toEqual([]);
   });
 
   it("each session's requests carry its agent's instructions, model and tools; the log names the agent", async () => {
