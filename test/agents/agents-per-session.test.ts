@@ -19,6 +19,7 @@ import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { startWorker } from '../../src/worker/start-worker.js';
 import { waitForTurnEnd } from '../helpers/session-harness.js';
+import { temporal } from '../helpers/temporal-cli.js';
 
 const SMALL = 'agents-small';
 const LARGE = 'agents-large';
@@ -228,6 +229,42 @@ describe('agents per session on one worker', () => {
     const report = await auditSession({ store, sessionId: id, client: sessions.client });
     expect(report.failures).toEqual([]);
     expect(report.summary.agent).toMatchObject({ name: 'support', versions: [support.version], overrides: 2 });
+  });
+
+  it('the raw temporal CLI starts a session of an agent with overrides, as a workflow input field', async () => {
+    const id = `${RUN}-cli`;
+    const input = { sessionId: id, agent: 'triage', overrides: { systemAppend: 'Reply in one word.' } };
+    const started = await temporal(
+      'workflow',
+      'start',
+      '--type',
+      'agentSession',
+      '--task-queue',
+      `${RUN}-queue`,
+      '--workflow-id',
+      `session-${id}`,
+      '--input',
+      JSON.stringify(input),
+    );
+    expect(started.code, started.output).toBe(0);
+    const signalled = await temporal(
+      'workflow',
+      'signal',
+      '--workflow-id',
+      `session-${id}`,
+      '--name',
+      'followup',
+      '--input',
+      JSON.stringify({ content: 'cli: classify this' }),
+    );
+    expect(signalled.code, signalled.output).toBe(0);
+    const events = await waitForTurnEnd(store, id, 1);
+    expect(events[0]).toMatchObject({ agent: { name: 'triage' } });
+    expect(ofType(events, 'agent/overrides')[0]).toMatchObject({
+      source: 'start',
+      overrides: { systemAppend: 'Reply in one word.' },
+    });
+    expect(systemOf(bodiesOf('cli: classify this')[0])).toBe('You are the triage agent.\n\nReply in one word.');
   });
 
   it('an unknown agent fails the start naming the agents served, and leaves no log', async () => {
