@@ -27,6 +27,11 @@ export async function loadAgentsModule(path: string): Promise<Agent[]> {
       { file },
     );
   }
+  // A module compiled as CommonJS (no `"type": "module"` above it) comes wrapped: its exports are `default`'s.
+  const wrapped = exports.default as Record<string, unknown> | undefined;
+  if (typeof wrapped === 'object' && wrapped !== null && !Array.isArray(wrapped) && !isAgent(wrapped)) {
+    exports = { ...wrapped };
+  }
   const agentsIn = (value: unknown): Agent[] => (Array.isArray(value) ? value : [value]).flat().filter(isAgent);
   const agents =
     [exports.default, exports.agents, Object.values(exports)].map(agentsIn).find((found) => found.length > 0) ?? [];
