@@ -31,7 +31,7 @@ export function registerStackCommands(program: Command): void {
     .description('run a session worker in the foreground until Ctrl-C (on TEMPORAL_ADDRESS, or the local stack)')
     .option(
       '--agents <module>',
-      'serve the agents a TypeScript or JavaScript module exports (defineAgent); default: one agent, "default", from the configuration',
+      'serve the agents a TypeScript or JavaScript module exports (defineAgent; default $DH_AGENTS); without it, one agent, "default", from the configuration',
     )
     .option(
       '--default-agent <name>',

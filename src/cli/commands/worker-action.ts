@@ -12,7 +12,8 @@ import { assertProviderReady, loadCliConfig } from '../cli-context.js';
 export const workerCommand = cliAction(async (options: { agents?: string; defaultAgent?: string } = {}) => {
   let config = loadCliConfig();
   // The user's module first: one that does not load fails before anything starts.
-  const agents = options.agents !== undefined ? await loadAgentsModule(options.agents) : undefined;
+  const module = options.agents ?? nonEmpty(process.env.DH_AGENTS);
+  const agents = module !== undefined ? await loadAgentsModule(module) : undefined;
   await assertProviderReady(config);
   const logger = createLogger().child({ component: 'worker', pid: process.pid });
   if (!isExternalTemporal()) {
@@ -51,3 +52,7 @@ export const workerCommand = cliAction(async (options: { agents?: string; defaul
     logger.info('worker stopped');
   }
 });
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value !== '' ? value : undefined;
+}
