@@ -33,6 +33,7 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
       ...all('architecture'),
       ...some('cli', 'ctrl-c', 'failing-activities', 'live-renderer', 'live-schemas', 'provider-ready'),
       ...some('cli/chat', 'chat-input', 'chat-model'),
+      ...some('agents', 'define-agent'),
       ...some('client', 'wait-for-turn'),
       ...all('config'),
       ...some('console', 'console-openapi', 'overview-memo', 'session-timeline'),
@@ -83,6 +84,7 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
       'dh itself (the CLI, workers, MCP reference servers from node_modules, tool runners)',
     files: [
       ...some('activities', 'outbound-gate'),
+      ...some('agents', 'agents-per-session'),
       ...all('audit'),
       ...some(
         'cli',

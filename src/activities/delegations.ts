@@ -25,11 +25,16 @@ export function maxDelegationDepth(runtime: SessionRuntime): number {
   return 0;
 }
 
-/** The calls a child may make: what its parent gave it, or everything the worker has. */
+/**
+ * The tool a call names, if the session may call it: one its header offers (a session's overrides may offer a
+ * subset of its agent's), of its agent, and for a child one its parent gave it.
+ */
 export function toolFor(runtime: SessionRuntime, session: Session, name: string): ToolDefinition | undefined {
   const given = delegationOf(session.events)?.tools;
   if (given && !given.includes(name)) return undefined;
-  return runtime.tools.get(name);
+  const offered = session.requestHeader()?.tools;
+  if (offered && !offered.some((tool) => tool.name === name)) return undefined;
+  return (runtime.toolsOf?.(session.events) ?? runtime.tools).get(name);
 }
 
 /**

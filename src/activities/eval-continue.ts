@@ -84,7 +84,8 @@ export async function continueTurn(
         await append([{ type: 'tool/result', ...base, status: 'interrupted', output: TOOL_OUTCOME_UNKNOWN }]);
         continue;
       }
-      const tool = runtime.tools.get(call.name);
+      // The eval log names its parent's agent: that agent's tools.
+      const tool = (runtime.toolsOf?.(session.events) ?? runtime.tools).get(call.name);
       const refused = await refusalOf(runtime, tool, call, session, options);
       if (refused !== null) {
         await append([{ type: 'tool/result', ...base, status: 'error', output: refused }]);

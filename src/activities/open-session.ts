@@ -24,6 +24,8 @@ import { childEvents } from './delegations.js';
 import type { SessionRuntime } from './session-runtime.js';
 import type { ActivityContext } from './activity-context.js';
 import { queuedRefs, recentMessageIds } from './inbox-drafts.js';
+import { loggedAgent, resolveAgent } from '../agents/agent-directory.js';
+import { checkOverrides } from '../agents/check-overrides.js';
 
 export async function openSession(context: ActivityContext, input: OpenSessionInput): Promise<OpenSessionOutcome> {
   const { cache, runtime } = context;
@@ -34,15 +36,16 @@ export async function openSession(context: ActivityContext, input: OpenSessionIn
       input.delegation && (await storedHead(runtime, input.sessionId)) === 0
         ? await delegatedStart(runtime, input.sessionId, input.delegation, input.at)
         : null;
+    // A new session's agent and overrides are checked before anything is written: an unknown agent leaves no log.
+    const chosen = !delegated && (input.agent !== undefined || input.overrides !== undefined);
+    const fresh = chosen && (await storedHead(runtime, input.sessionId)) === 0 ? newSessionStart(runtime, input) : null;
     await storeCall(() => runtime.store.create(input.sessionId, { createdAt: input.at }));
     let session = await cache.load(input.sessionId);
     const before = session.head;
     if (session.head === 0 && delegated) {
       session = await cache.append(session, delegated);
     } else if (session.head === 0) {
-      session = await cache.append(session, [
-        { type: 'session/start', at: input.at, sessionId: input.sessionId, formatVersion: SESSION_FORMAT_VERSION },
-      ]);
+      session = await cache.append(session, fresh ?? newSessionStart(runtime, input));
     } else {
       session = await cache.append(session, repairDrafts(session, input.at));
     }
@@ -56,8 +59,31 @@ export async function openSession(context: ActivityContext, input: OpenSessionIn
       queue: queuedRefs(session),
       messageIds: recentMessageIds(session),
       totals: sessionTotals(session),
+      ...agentLimitsOf(runtime, session),
     };
   });
+}
+
+/** A new session's first events: its start, naming its agent (when the worker serves agents), and its overrides. */
+function newSessionStart(runtime: SessionRuntime, input: OpenSessionInput): EventDraft[] {
+  const { sessionId, at } = input;
+  const start: EventDraft = { type: 'session/start', at, sessionId, formatVersion: SESSION_FORMAT_VERSION };
+  if (!runtime.agents) return [start];
+  const agent = resolveAgent(runtime.agents, input.agent);
+  const overrides = input.overrides !== undefined ? checkOverrides(agent, runtime.profile, input.overrides) : undefined;
+  return [
+    { ...start, agent: { name: agent.name, version: agent.version } },
+    ...(overrides !== undefined && Object.keys(overrides).length > 0
+      ? [{ type: 'agent/overrides' as const, at, overridesId: 'start', overrides, source: 'start' }]
+      : []),
+  ];
+}
+
+/** The limits the session's agent sets, for the workflow to apply under the input's own. */
+function agentLimitsOf(runtime: SessionRuntime, session: Session): Pick<OpenSessionOutcome, 'agentLimits'> {
+  if (!runtime.agents) return {};
+  const limits = resolveAgent(runtime.agents, loggedAgent(session.events)?.name).limits;
+  return limits !== undefined ? { agentLimits: limits } : {};
 }
 
 /** The log's head; 0 for a session the store does not know yet. */
@@ -100,12 +126,15 @@ async function delegatedStart(
     );
   }
   const { task, tools, model } = parsed.value;
+  // A subagent runs its parent's agent (the tools and model its call gave narrow it).
+  const agent = loggedAgent(parentEvents);
   return [
     {
       type: 'session/start',
       at,
       sessionId,
       formatVersion: SESSION_FORMAT_VERSION,
+      ...(agent !== undefined ? { agent } : {}),
       delegation: {
         parentSessionId: link.parentSessionId,
         callId: link.callId,

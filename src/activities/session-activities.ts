@@ -8,13 +8,14 @@ import { createActivityContext } from './activity-context.js';
 import { appendInbox } from './append-inbox.js';
 import { closeStep } from './close-step.js';
 import { closeTurn } from './close-turn.js';
+import { configureSession } from './configure-session.js';
 import { compact } from './compact.js';
 import { modelStep } from './model-step.js';
 import { openSession } from './open-session.js';
 import type { SessionRuntime } from './session-runtime.js';
 import { toolStep } from './tool-step.js';
 
-/** All seven session activities of one worker and the eval step, sharing its session cache and outbound gate. */
+/** All eight session activities of one worker and the eval step, sharing its session cache and outbound gate. */
 export function createSessionActivities(runtime: SessionRuntime): SessionActivities & EvalActivities {
   const context = createActivityContext(runtime);
   return {
@@ -25,6 +26,7 @@ export function createSessionActivities(runtime: SessionRuntime): SessionActivit
     closeStep: (input) => closeStep(context, input),
     compact: (input) => compact(context, input),
     closeTurn: (input) => closeTurn(context, input),
+    configureSession: (input) => configureSession(context, input),
     evalStep: (input) => evalStep(context, input),
   };
 }

@@ -14,14 +14,15 @@ const MAX_REBASES = 16;
 
 /**
  * Rows that may land between a step's own rows: an accepted message logged while the step runs (the
- * workflow's concurrent appendInbox). They are not model-visible until claimed, so a step's drafts mean the
+ * workflow's concurrent appendInbox), or a session's new overrides (the `configure` update). Neither is
+ * model-visible until a later step claims the message or composes its header, so a step's drafts mean the
  * same before or after them, and they mean the same wherever they land.
  */
 function ridesAlong(event: { readonly type: string }): boolean {
-  return event.type === 'inbox/enqueue' || event.type === 'inbox/downgrade';
+  return event.type === 'inbox/enqueue' || event.type === 'inbox/downgrade' || event.type === 'agent/overrides';
 }
 
-/** The message id of a ride-along row (both kinds carry one). */
+/** The message id of a ride-along message row (overrides carry none). */
 function messageIdOf(event: { readonly type: string; readonly messageId?: string }): string | undefined {
   return ridesAlong(event) ? event.messageId : undefined;
 }

@@ -22,6 +22,7 @@ import type { FleetLimiter } from '../limiter/fleet-limiter.js';
 import type { SessionCacheLimits } from './session-cache.js';
 import type { SessionStore } from '../stores/session-store.js';
 import type { PolicyEngine } from '../policy/policy-engine.js';
+import type { AgentDirectory } from '../agents/agent-directory.js';
 
 // Not a second name: src/worker/default-header.ts still imports the tool contract from here.
 
@@ -62,6 +63,13 @@ export interface SessionRuntime {
   /** Sees the claimed batch before a step: enter (possibly edited; the edit is logged) or reject. */
   preStep?(batch: readonly ClaimedMessage[], context: StepContext): Promise<PreStepDecision>;
   readonly tools: ReadonlyMap<string, ToolDefinition>;
+  /**
+   * The agents this worker serves (src/agents): a new session's log records the one it runs, and `toolsOf` gives
+   * each session its agent's tools. Absent (a runtime built from one plugin list): logs name no agent.
+   */
+  readonly agents?: AgentDirectory;
+  /** The tools of the session whose log this is (its agent's); absent: `tools`. */
+  toolsOf?(events: readonly SessionEvent[]): ReadonlyMap<string, ToolDefinition>;
   /**
    * The tool policy (policy file, remembered rules, evaluator plugins): its verdict on each call is logged
    * and comes before `toolBefore`. Absent: only `toolBefore` decides, and no verdicts are logged.

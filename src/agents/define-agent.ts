@@ -55,7 +55,7 @@ export interface Agent extends AgentDefinition {
   readonly plugins: readonly Plugin[];
 }
 
-const Definition = z.object({
+const Definition = z.strictObject({
   name: z.string().regex(AGENT_NAME_PATTERN, 'an agent name: 1-63 of a-z, 0-9 and -, starting with a letter'),
   description: z.string().max(500).optional(),
   instructions: z.string().min(1, 'instructions: the system prompt, not empty'),
@@ -93,6 +93,15 @@ const Definition = z.object({
 
 /** Checks an agent definition and gives it its version. Throws INVALID_AGENT naming the field. */
 export function defineAgent(definition: AgentDefinition): Agent {
+  if (typeof definition === 'object' && definition !== null && 'provider' in definition) {
+    // Another endpoint needs its own key, limiter account and prices: a worker per provider, for now.
+    throw new DhError(
+      InvalidAgentCode,
+      `invalid agent "${String(definition.name)}": provider: an agent runs on its worker's endpoint (DH_PROVIDER, ` +
+        'DH_BASE_URL) and may name any model it serves; run a worker per provider for agents of another one',
+      { field: 'provider' },
+    );
+  }
   const parsed = Definition.safeParse(definition);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

@@ -15,6 +15,7 @@ import type { SessionStore } from '../stores/session-store.js';
 import { childrenByParent } from '../stores/delegated-sessions.js';
 import { auditChain, type ChainCheck } from './audit-chain.js';
 import { auditCosts, type CostCheck } from './audit-costs.js';
+import { auditAgent, type AgentCheck } from './audit-agent.js';
 import {
   auditDelegations,
   auditParentLink,
@@ -118,6 +119,8 @@ export interface AuditSummary {
   readonly parentLink: ParentLink | null;
   /** The answers' logged costs, re-derived from their usage and price. */
   readonly cost: CostCheck;
+  /** The agent the log names and its headers' agent records; null for a log that names none (format 1). */
+  readonly agent: AgentCheck | null;
 }
 
 export interface AuditReport {
@@ -227,6 +230,9 @@ async function auditOne(options: AuditOptions, tree: TreeContext): Promise<Audit
     }
   }
 
+  const agent = log.ok ? auditAgent(events) : null;
+  for (const problem of agent?.problems ?? []) failures.push(`agent: ${problem}`);
+
   const cost = auditCosts(events);
   for (const id of cost.mismatched) failures.push(`step ${id}: the logged cost is not its usage at its logged price`);
 
@@ -278,6 +284,7 @@ async function auditOne(options: AuditOptions, tree: TreeContext): Promise<Audit
       subagents: links.checks,
       parentLink,
       cost,
+      agent,
     },
   };
 }

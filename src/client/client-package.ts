@@ -8,6 +8,7 @@ export {
   type SessionClientOptions,
 } from './session-client.js';
 export type { LiveSource, WatchOptions } from './watch-frames.js';
+export type { OpenOptions } from './open-options.js';
 export {
   turnEndFromView,
   TurnWaitErrorCode,
@@ -27,6 +28,9 @@ export { NO_WORKER_POLLING, noWorkerMessage, type WorkerPresence } from './worke
 export {
   approveUpdate,
   ApprovePayload,
+  configureUpdate,
+  ConfigurePayload,
+  type ConfigureResult,
   closeSignal,
   CloseSignalPayload,
   followupSignal,
@@ -55,5 +59,13 @@ export {
   type SessionWorkflowInput,
   type SessionWorkflowResult,
 } from '../shared/session-workflow-input.js';
-export { DhError, InboxTarget, SessionEvent, TurnEndReason, UserContent } from '../core/index.js';
+export {
+  AgentOverrides,
+  DEFAULT_AGENT_NAME,
+  DhError,
+  InboxTarget,
+  SessionEvent,
+  TurnEndReason,
+  UserContent,
+} from '../core/index.js';
 export { applyFateEvent, messageFate, messageFates, type MessageFate } from '../core/message-fates.js';

@@ -8,7 +8,7 @@ import {
   WorkflowNotFoundError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { DhError, ErrorCode, sessionIdProblem, type UserContent } from '../core/index.js';
+import { DhError, ErrorCode, sessionIdProblem, type AgentOverrides, type UserContent } from '../core/index.js';
 import {
   approveUpdate,
   closeSignal,
@@ -18,6 +18,8 @@ import {
   interruptSignal,
   messageStatusQuery,
   sendUpdate,
+  configureUpdate,
+  type ConfigureResult,
   sessionWorkflowId,
   stateQuery,
   steerSignal,
@@ -30,6 +32,8 @@ import {
 } from '../shared/session-messages.js';
 import type { SessionLimits, SessionWorkflow, SessionWorkflowInput } from '../shared/session-workflow-input.js';
 import { sessionWorkerPresence, type WorkerPresence } from './worker-presence.js';
+import { openOptions, type OpenOptions, type StartOptions } from './open-options.js';
+import { unwrapUpdateRefusal } from './update-refusal.js';
 import type { StreamFrame } from '../streaming/session-follower.js';
 import { watchFrames, type LiveSource, type WatchOptions } from './watch-frames.js';
 import {
@@ -65,6 +69,10 @@ export interface MessageOptions {
   readonly source?: string;
   /** Start the session when it does not exist yet (signal-with-start / update-with-start). */
   readonly start?: boolean;
+  /** With `start`: the agent a new session runs (default: the workers' default agent). */
+  readonly agent?: string;
+  /** With `start`: a new session's overrides of its agent. */
+  readonly overrides?: AgentOverrides;
   readonly limits?: Partial<SessionLimits>;
 }
 
@@ -80,13 +88,17 @@ export class SessionClient {
     return this.client.workflow.getHandle<SessionWorkflow>(sessionWorkflowId(sessionId));
   }
 
-  /** Starts the session's workflow, or attaches to the running one. */
-  async open(sessionId: string, limits?: Partial<SessionLimits>): Promise<SessionHandle> {
+  /**
+   * Starts the session's workflow, or attaches to the running one. `options` names the agent a new session runs
+   * (and its overrides, its limits); a bare limits object, the older form, is still taken.
+   */
+  async open(sessionId: string, options?: OpenOptions | Partial<SessionLimits>): Promise<SessionHandle> {
+    const start = openOptions(options);
     return this.#call(sessionId, () =>
       this.client.workflow.start<SessionWorkflow>('agentSession', {
         workflowId: sessionWorkflowId(sessionId),
         taskQueue: this.options.taskQueue,
-        args: [this.#input(sessionId, limits)],
+        args: [this.#input(sessionId, start)],
         workflowIdConflictPolicy: 'USE_EXISTING',
       }),
     );
@@ -111,7 +123,7 @@ export class SessionClient {
   async send(
     sessionId: string,
     payload: SendUpdatePayload,
-    options: Pick<MessageOptions, 'start' | 'limits'> = {},
+    options: Pick<MessageOptions, 'start' | 'agent' | 'overrides' | 'limits'> = {},
   ): Promise<SentReceipt> {
     const receipt = await this.#send(sessionId, payload, options);
     const turnEnded = (waitOptions?: WaitForTurnOptions) => this.turnEnded(sessionId, receipt, waitOptions);
@@ -199,7 +211,7 @@ export class SessionClient {
   async #send(
     sessionId: string,
     payload: SendUpdatePayload,
-    options: Pick<MessageOptions, 'start' | 'limits'>,
+    options: Pick<MessageOptions, 'start' | 'agent' | 'overrides' | 'limits'>,
   ): Promise<SendReceipt> {
     if (!options.start)
       return this.#call(sessionId, () => this.handle(sessionId).executeUpdate(sendUpdate, { args: [payload] }));
@@ -209,10 +221,30 @@ export class SessionClient {
         startWorkflowOperation: new WithStartWorkflowOperation<SessionWorkflow>('agentSession', {
           workflowId: sessionWorkflowId(sessionId),
           taskQueue: this.options.taskQueue,
-          args: [this.#input(sessionId, options.limits)],
+          args: [this.#input(sessionId, options)],
           workflowIdConflictPolicy: 'USE_EXISTING',
         }),
       }),
+    );
+  }
+
+  /**
+   * Sets the session's overrides of its agent, as a whole (`{}` clears them): instructions (`system`, or
+   * `systemAppend`), `model`, `temperature`, `maxTokens`, a subset of its `tools`. The worker checks them — a
+   * model its endpoint does not serve, or a tool the agent lacks, is refused (INVALID_OVERRIDES, naming what
+   * there is) — and logs them with `source`; they apply from the session's next step, never during one.
+   */
+  configure(
+    sessionId: string,
+    overrides: AgentOverrides,
+    options: { readonly source?: string } = {},
+  ): Promise<ConfigureResult> {
+    return unwrapUpdateRefusal(sessionId, () =>
+      this.#call(sessionId, () =>
+        this.handle(sessionId).executeUpdate(configureUpdate, {
+          args: [{ overrides, ...(options.source !== undefined ? { source: options.source } : {}) }],
+        }),
+      ),
     );
   }
 
@@ -305,15 +337,20 @@ export class SessionClient {
       this.client.workflow.signalWithStart<SessionWorkflow, [unknown]>('agentSession', {
         workflowId: sessionWorkflowId(sessionId),
         taskQueue: this.options.taskQueue,
-        args: [this.#input(sessionId, options.limits)],
+        args: [this.#input(sessionId, options)],
         signal,
         signalArgs: [payload],
       }),
     );
   }
 
-  #input(sessionId: string, limits: Partial<SessionLimits> | undefined): SessionWorkflowInput {
-    return { sessionId, ...(limits ? { limits } : {}) };
+  #input(sessionId: string, start: StartOptions): SessionWorkflowInput {
+    return {
+      sessionId,
+      ...(start.agent !== undefined ? { agent: start.agent } : {}),
+      ...(start.overrides !== undefined ? { overrides: start.overrides } : {}),
+      ...(start.limits ? { limits: start.limits } : {}),
+    };
   }
 
   /** One call with a deadline, retried with backoff while the server is resource-exhausted. */

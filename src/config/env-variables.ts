@@ -65,6 +65,11 @@ export const ENV_VARIABLES: readonly EnvVariable[] = [
   },
   // worker
   { name: 'DH_TASK_QUEUE', area: 'worker', meaning: "the worker's task queue (dh-sessions)" },
+  {
+    name: 'DH_AGENTS',
+    area: 'worker',
+    meaning: 'the module of agents dh worker serves (as --agents), e.g. ./agents.ts',
+  },
   { name: 'DH_HOST_ID', area: 'worker', meaning: "names this host's tool task queue (default: the hostname)" },
   { name: 'DH_MODEL_CONCURRENCY', area: 'worker', meaning: 'concurrent model calls per worker (16)' },
   { name: 'DH_WORKFLOW_CACHE_MAX', area: 'worker', meaning: 'session workflows a worker keeps cached between tasks' },

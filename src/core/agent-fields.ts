@@ -16,6 +16,14 @@ export const AgentName = z
 export const AgentRef = z.strictObject({ name: AgentName, version: z.string().regex(/^[0-9a-f]{12}$/) });
 export type AgentRef = z.infer<typeof AgentRef>;
 
+/** The agent a header was composed from, and the `overridesId` of the session's overrides it applied (none: none). */
+export const HeaderAgent = z.strictObject({
+  name: AgentName,
+  version: z.string().regex(/^[0-9a-f]{12}$/),
+  overrides: z.string().min(1).max(200).optional(),
+});
+export type HeaderAgent = z.infer<typeof HeaderAgent>;
+
 /**
  * One session's changes to its agent's definition, as a whole (the latest logged set is in force; `{}` clears
  * them). They enter the request header at the next step, never during one.

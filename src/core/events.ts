@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { AssistantMessage, Message, ToolCall, UserContent } from './messages.js';
 import { HeaderReason, RequestHeader } from './request-header.js';
-import { SESSION_FORMAT_VERSION } from './version.js';
+import { READABLE_FORMAT_VERSIONS } from './version.js';
+import { AgentOverrides, AgentRef } from './agent-fields.js';
 import { findNonLosslessJson } from './json.js';
 import { InvalidEventError } from './errors.js';
 import { SessionId } from './session-id.js';
@@ -35,7 +36,9 @@ export const SessionStart = z.strictObject({
   ...envelope,
   type: z.literal('session/start'),
   sessionId: SessionId,
-  formatVersion: z.literal(SESSION_FORMAT_VERSION),
+  formatVersion: z.union(READABLE_FORMAT_VERSIONS.map((v) => z.literal(v))),
+  /** The agent the session runs (format 2; absent: a version-1 log, or an eval log of one). */
+  agent: AgentRef.optional(),
   parent: z.strictObject({ sessionId: SessionId, seedLength: z.number().int().positive() }).optional(),
   /** A subagent (src/core/delegation.ts). */
   delegation: DelegationRecord.optional(),
@@ -54,6 +57,14 @@ export const RequestHeaderEvent = z.strictObject({
   turn: Turn,
   step: Step,
   header: RequestHeader,
+});
+/** The session's overrides of its agent's definition, as a whole (the latest is in force); `source`: who set them. */
+export const AgentOverridesEvent = z.strictObject({
+  ...envelope,
+  type: z.literal('agent/overrides'),
+  overridesId: Id,
+  overrides: AgentOverrides,
+  source: z.string().max(200).optional(),
 });
 export const InboxEnqueue = z.strictObject({
   ...envelope,
@@ -238,6 +249,7 @@ export const SessionEvent = z.discriminatedUnion('type', [
   SessionStart,
   SessionSeedEnd,
   RequestHeaderEvent,
+  AgentOverridesEvent,
   InboxEnqueue,
   InboxClaim,
   InboxDiscard,
@@ -293,6 +305,8 @@ export function eventKey(draft: EventDraft): string {
       return draft.type;
     case 'request/header':
       return `request/header/${draft.turn}.${draft.step}`;
+    case 'agent/overrides':
+      return `agent/overrides/${draft.overridesId}`;
     case 'inbox/enqueue':
       return `inbox/enqueue/${draft.messageId}`;
     case 'inbox/claim':

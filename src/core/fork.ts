@@ -28,6 +28,8 @@ export function forkEvents(parent: Session, options: { sessionId: string; atSeq:
         at,
         sessionId,
         formatVersion: SESSION_FORMAT_VERSION,
+        // A fork runs its parent's agent (a version-1 parent: the default one, named nowhere).
+        ...(parent.state.agent ? { agent: parent.state.agent } : {}),
         parent: { sessionId: parent.sessionId, seedLength: atSeq },
       },
       0,

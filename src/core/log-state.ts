@@ -3,6 +3,7 @@
 import type { EventOf, InboxTarget, MessageOrigin, SessionEvent } from './events.js';
 import type { Message, UserContent } from './messages.js';
 import { LogStructureError } from './errors.js';
+import type { AgentOverrides, AgentRef } from './agent-fields.js';
 
 export interface QueuedMessage {
   readonly messageId: string;
@@ -44,6 +45,10 @@ export interface OpenStep {
 
 export class LogState {
   formatVersion: number | null = null;
+  /** The agent `session/start` names (null: a version-1 log, which ran the default agent). */
+  agent: AgentRef | null = null;
+  /** The latest `agent/overrides` (the set in force) and its seq; null: none logged. */
+  overrides: { readonly seq: number; readonly overrides: AgentOverrides } | null = null;
   parent: { sessionId: string; seedLength: number } | null = null;
   seedEnded = false;
   lastTurn = 0;
@@ -79,6 +84,7 @@ export class LogState {
         if (event.seq !== 0) fail('only allowed at seq 0');
         if (event.sessionId !== this.sessionId) fail(`belongs to session "${event.sessionId}"`);
         this.formatVersion = event.formatVersion;
+        this.agent = event.agent ?? null;
         this.parent = event.parent ?? null;
         break;
       case 'session/seed-end':
@@ -89,6 +95,9 @@ export class LogState {
         break;
       case 'request/header':
         this.requireStepBeforeModel(event, fail);
+        break;
+      case 'agent/overrides':
+        this.overrides = { seq: event.seq, overrides: event.overrides };
         break;
       case 'inbox/enqueue':
         if (this.seenMessageIds.has(event.messageId)) fail(`message id "${event.messageId}" was already enqueued`);

@@ -2,6 +2,7 @@
 // as a full snapshot (`request/header`), and the header in force is simply the latest snapshot.
 import { z } from 'zod';
 import { Message } from './messages.js';
+import { HeaderAgent } from './agent-fields.js';
 
 const JsonObjectSchema = z.record(z.string(), z.json());
 
@@ -61,6 +62,11 @@ export const RequestHeader = z.strictObject({
    * before it was recorded (readers then fall back to the profile).
    */
   contextWindow: z.number().int().positive().optional(),
+  /**
+   * The agent (name, version) this header was composed from, with the session's overrides applied (format 2).
+   * Not part of the wire body. Absent in headers of version-1 logs.
+   */
+  agent: HeaderAgent.optional(),
 });
 export type RequestHeader = z.infer<typeof RequestHeader>;
 

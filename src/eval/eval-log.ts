@@ -96,6 +96,7 @@ export function evalLogEvents(
         at,
         sessionId: evalSessionId,
         formatVersion: SESSION_FORMAT_VERSION,
+        ...(source.state.agent ? { agent: source.state.agent } : {}),
         parent: { sessionId: source.sessionId, seedLength },
         eval: { runId },
       },

@@ -28,14 +28,38 @@ function failureFields(error: Error): Record<string, string | boolean> {
   return fields;
 }
 
+/**
+ * What the SDK says at WARN about a worker polling no workflow tasks: dh's model, host and tool queues are
+ * activity-only by design, so each start said it three times about nothing wrong. Logged at debug instead.
+ */
+const ACTIVITY_ONLY_NOTICE = 'No workflows registered, not polling for workflow tasks';
+
 /** Installs the Temporal runtime's logger (once per process, before the first worker or connection). */
 export async function installTemporalLogger(logger: Logger): Promise<void> {
   const { DefaultLogger, Runtime } = await import('@temporalio/worker');
   const level: LogLevel =
     logger.level === 'silent' ? 'ERROR' : logger.level === 'debug' ? 'DEBUG' : (logger.level.toUpperCase() as LogLevel);
   const log = (entry: LogEntry): void => {
-    const at = entry.level === 'TRACE' ? 'debug' : (entry.level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error');
+    const at =
+      entry.level === 'TRACE' || entry.message === ACTIVITY_ONLY_NOTICE
+        ? 'debug'
+        : (entry.level.toLowerCase() as 'debug' | 'info' | 'warn' | 'error');
     logger[at](entry.message, temporalLogFields(entry));
   };
   Runtime.install({ logger: new DefaultLogger(level, log) });
+}
+
+/**
+ * The same, unless the process's Temporal runtime exists already (the embedder installed its own logger, or a
+ * worker or connection was made first): then that one stays, and this answers false.
+ */
+export async function installTemporalLoggerIfUnset(logger: Logger): Promise<boolean> {
+  const { IllegalStateError } = await import('@temporalio/common');
+  try {
+    await installTemporalLogger(logger);
+    return true;
+  } catch (error) {
+    if (error instanceof IllegalStateError) return false;
+    throw error;
+  }
 }

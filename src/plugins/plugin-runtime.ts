@@ -29,7 +29,7 @@ export interface PluginRuntimeOptions {
   readonly warn?: (message: string) => void;
 }
 
-export function createPluginRuntime(options: PluginRuntimeOptions): PluginHooks {
+export function createPluginRuntime(options: PluginRuntimeOptions): Required<PluginHooks> {
   const { plugins } = options;
   const warn = options.warn ?? ((message: string) => console.warn(message));
   const seed = deepFreeze(structuredClone(options.seed));

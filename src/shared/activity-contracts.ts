@@ -1,6 +1,7 @@
 // Inputs and outputs of the session activities. They carry ids, seq cursors and digests — never the
 // transcript — so the workflow history stays small and mirrors the log through receipts.
-import type { InboxTarget, MessageOrigin, UserContent, Usage, TurnEndReason } from '../core/index.js';
+import type { AgentOverrides, InboxTarget, MessageOrigin, UserContent, Usage, TurnEndReason } from '../core/index.js';
+import type { SessionLimits } from './session-limits.js';
 
 /** One logged event as the workflow history records it. */
 export interface Receipt {
@@ -47,6 +48,10 @@ export interface OpenSessionInput {
   readonly at: number;
   /** A subagent's first open: its log starts with this delegation and its task (read from the parent's log). */
   readonly delegation?: DelegationLink;
+  /** A new session's agent (the input's); absent: the worker's default. Ignored once the log exists. */
+  readonly agent?: string;
+  /** A new session's overrides, logged after its start. */
+  readonly overrides?: AgentOverrides;
 }
 
 /** What links a child session to the call that delegated to it; ids and numbers only (never the task). */
@@ -115,6 +120,8 @@ export interface OpenSessionOutcome extends AppendOutcome {
    * (a resume after close, a fresh start over an existing log) counts budgets and reports state from it.
    */
   readonly totals?: SessionTotals;
+  /** The limits the session's agent sets (absent: none, or a worker before agents). */
+  readonly agentLimits?: Partial<SessionLimits>;
 }
 
 export interface SessionTotals {
@@ -129,6 +136,25 @@ export interface InboxInput {
   readonly sessionId: string;
   readonly knownHead: number;
   readonly ingress: readonly IngressMessage[];
+}
+
+/** configureSession's input: a session's new overrides (checked by the activity, against its agent and endpoint). */
+export interface ConfigureSessionInput {
+  readonly sessionId: string;
+  readonly knownHead: number;
+  /** Names the set (its log slot): a retry of the same update logs nothing twice. */
+  readonly overridesId: string;
+  /** As the caller sent them; the activity parses them. */
+  readonly overrides: unknown;
+  readonly source?: string;
+  readonly at: number;
+}
+
+export interface ConfigureSessionOutcome extends AppendOutcome {
+  /** The overrides now in force. */
+  readonly overrides: AgentOverrides;
+  /** False when they were in force already (nothing was logged). */
+  readonly changed: boolean;
 }
 
 /** appendInbox's input: the ingress to log, and (at close) the queued messages no turn will claim. */

@@ -8,6 +8,8 @@ import type {
   CompactInput,
   CompactOutcome,
   AppendInboxInput,
+  ConfigureSessionInput,
+  ConfigureSessionOutcome,
   ModelStepInput,
   ModelStepOutcome,
   OpenSessionInput,
@@ -25,10 +27,14 @@ export interface SessionActivities {
   readonly closeStep: (input: CloseStepInput) => Promise<AppendOutcome>;
   readonly compact: (input: CompactInput) => Promise<CompactOutcome>;
   readonly closeTurn: (input: CloseTurnInput) => Promise<CloseTurnOutcome>;
+  readonly configureSession: (input: ConfigureSessionInput) => Promise<ConfigureSessionOutcome>;
 }
 
 /** Log appends and repairs on the session's own queue. */
-export type SessionQueueActivities = Pick<SessionActivities, 'openSession' | 'closeTurn' | 'closeStep' | 'appendInbox'>;
+export type SessionQueueActivities = Pick<
+  SessionActivities,
+  'openSession' | 'closeTurn' | 'closeStep' | 'appendInbox' | 'configureSession'
+>;
 
 /** Run as local activities by the worker that runs the workflow task, i.e. the session-queue worker. */
 export type LocalSessionActivities = Pick<SessionQueueActivities, 'openSession' | 'closeTurn'>;

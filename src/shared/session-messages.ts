@@ -4,6 +4,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { InboxTarget } from '../core/inbox-target.js';
 import { UserContent } from '../core/messages.js';
+import type { AgentOverrides } from '../core/agent-fields.js';
 import { hasLoneSurrogate, wellFormed } from '../core/well-formed-text.js';
 
 /**
@@ -161,6 +162,24 @@ export type ApprovePayload = z.infer<typeof ApprovePayload>;
 export const CompactPayload = z.strictObject({ prune: z.boolean().optional() }).optional();
 export type CompactPayload = z.infer<typeof CompactPayload>;
 
+/**
+ * The `configure` update: the session's overrides of its agent as a whole (`{}` clears them), and who sets them.
+ * The worker checks them (the agent's tools, the models its endpoint serves) and logs them; the next step's header
+ * applies them.
+ */
+export const ConfigurePayload = z.strictObject({
+  overrides: z.record(z.string(), z.unknown()),
+  source: z.string().min(1).max(200).optional(),
+});
+export type ConfigurePayload = z.infer<typeof ConfigurePayload>;
+
+export interface ConfigureResult {
+  /** The overrides now in force, as logged. */
+  readonly overrides: AgentOverrides;
+  /** False when they were in force already (nothing was logged). */
+  readonly changed: boolean;
+}
+
 export const InterruptSignalPayload = z.strictObject({ reason: z.string().max(500).optional() }).optional();
 export const CloseSignalPayload = z.strictObject({ reason: z.string().max(500).optional() }).optional();
 
@@ -253,6 +272,7 @@ export const approveUpdate = defineUpdate<{ callId: string; decision: 'approve' 
   'approve',
 );
 export const compactUpdate = defineUpdate<{ accepted: true }, [CompactPayload]>('compact');
+export const configureUpdate = defineUpdate<ConfigureResult, [ConfigurePayload]>('configure');
 export const stateQuery = defineQuery<SessionStateView>('state');
 export const messageStatusQuery = defineQuery<MessageStatusView, [string]>('messageStatus');
 

@@ -1,36 +1,10 @@
 // The session workflow's input: its id, limits, and — on continue-as-new — the state carried over.
 import type { DelegationLink, IngressMessage, LoopInstance, QueuedRef } from './activity-contracts.js';
 import type { SessionStateView } from './session-messages.js';
+import type { SessionLimits } from './session-limits.js';
+import type { AgentOverrides } from '../core/agent-fields.js';
 
-/** Per-turn and per-session limits. A turn that reaches one ends with `max-steps` or `budget`. */
-export interface SessionLimits {
-  readonly maxStepsPerTurn: number;
-  readonly maxSessionSteps: number;
-  readonly maxTurnTokens: number;
-  readonly maxSessionTokens: number;
-  /** Wall-clock budget of one turn, in milliseconds. */
-  readonly maxTurnMs: number;
-  /** How long a tool call waits for the `approve` update before it fails closed (denied), in milliseconds. */
-  readonly approvalTimeoutMs: number;
-  /** Compact when the next request would use more than this fraction of the context window (0 = never). */
-  readonly compactAt: number;
-  /** Turns kept verbatim by a compaction. */
-  readonly keepRecentTurns: number;
-  /** Pruning replaces older tool outputs longer than this many characters by a stub. */
-  readonly pruneMinChars: number;
-}
-
-export const DEFAULT_LIMITS: SessionLimits = {
-  maxStepsPerTurn: 50,
-  maxSessionSteps: 100_000,
-  maxTurnTokens: 5_000_000,
-  maxSessionTokens: 500_000_000,
-  maxTurnMs: 6 * 60 * 60 * 1000,
-  approvalTimeoutMs: 10 * 60 * 1000,
-  compactAt: 0.8,
-  keepRecentTurns: 2,
-  pruneMinChars: 2_000,
-};
+export { DEFAULT_LIMITS, type SessionLimits } from './session-limits.js';
 
 /** Everything a continued run needs: cursors, queues, the wake latch, recent ids. Never the transcript. */
 export interface SessionCarry {
@@ -65,10 +39,19 @@ export interface SessionCarry {
   readonly landedTurns?: readonly (readonly [messageId: string, turn: number])[];
   /** The latest turn ends, oldest first, at most 16 (the state view's `recentTurnEnds`). */
   readonly recentTurnEnds?: readonly NonNullable<SessionStateView['lastTurnEnd']>[];
+  /** The limits the session's agent sets (openSession read them); the input's own limits win over them. */
+  readonly agentLimits?: Partial<SessionLimits>;
 }
 
 export interface SessionWorkflowInput {
   readonly sessionId: string;
+  /**
+   * The agent a new session runs (one the workers serve: `dh agents ls`); absent: the workers' default agent.
+   * Read once, when the log is created; a session keeps its agent.
+   */
+  readonly agent?: string;
+  /** The new session's overrides of its agent's definition, logged right after its start. */
+  readonly overrides?: AgentOverrides;
   readonly limits?: Partial<SessionLimits>;
   readonly carry?: SessionCarry;
   /** A subagent (started by its parent's workflow): it runs its task's turn, then completes. */

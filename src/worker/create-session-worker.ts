@@ -166,9 +166,10 @@ function queueActivities(all: SessionActivities & EvalActivities): {
   readonly model: ModelQueueActivities & EvalActivities;
   readonly host: HostQueueActivities;
 } {
-  const { openSession, closeTurn, closeStep, appendInbox, modelStep, compact, toolStep, evalStep } = all;
+  const { openSession, closeTurn, closeStep, appendInbox, configureSession, modelStep, compact, toolStep, evalStep } =
+    all;
   return {
-    session: { openSession, closeTurn, closeStep, appendInbox, toolStep, modelStep },
+    session: { openSession, closeTurn, closeStep, appendInbox, configureSession, toolStep, modelStep },
     // An eval step is a model call: it takes the model queue's slots like a session's step.
     model: { modelStep, compact, evalStep },
     host: { toolStep },

@@ -20,12 +20,17 @@ import {
 } from '../config/worker-profile.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { startTelemetry } from '../observability/telemetry.js';
+import { installTemporalLoggerIfUnset } from '../observability/temporal-logger.js';
 import type { Plugin } from '../plugins/plugin.js';
-import { createPluginRuntime } from '../plugins/plugin-runtime.js';
 import { apiKeyFromEnv, type ProviderProfile } from '../providers/provider-profiles.js';
 import { openSessionStore } from '../stores/open-session-store.js';
 import { createSessionWorker, type SessionWorker } from './create-session-worker.js';
-import { defaultPlugins } from './default-plugins.js';
+import { defaultAgent, workerPlugins } from './default-plugins.js';
+import type { Agent } from '../agents/define-agent.js';
+import { agentRegistry, serveAgent, type AgentRegistry } from '../agents/agent-registry.js';
+import { agentHooks } from '../agents/agent-hooks.js';
+import { pluginListAgent } from '../agents/plugin-list-agent.js';
+import type { CallConfig } from '../core/index.js';
 import { DhError } from '../core/errors.js';
 import { loadPolicy, type Policy } from '../policy/policy-file.js';
 import { createPolicyEngine, policyEvaluators } from '../policy/policy-engine.js';
@@ -39,20 +44,42 @@ import type { ToolDefinition } from '../plugins/contracts.js';
 import { AttachmentStore, attachmentRoot } from '../stores/attachment-store.js';
 
 export interface StartWorkerOptions {
+  /**
+   * The agents this worker serves (`defineAgent`); a session chooses one by name. Default: one agent, `default`,
+   * from the worker's configuration (DH_MODEL, DH_SYSTEM_PROMPT, the built-in and MCP tools).
+   */
+  readonly agents?: readonly Agent[];
+  /** What a session that names no agent runs: `default` when served, else the first of `agents`. */
+  readonly defaultAgent?: string;
+  /** Default: read from the environment (readWorkerConfig). */
+  readonly config?: WorkerConfig;
+  /**
+   * The whole plugin list of the `default` agent (its system prompt included) instead of the configured one.
+   * Not with `agents`: give an agent its own `plugins`.
+   */
+  readonly plugins?: readonly Plugin[];
   /** Where the worker's start-up lines go (the context window it found); default JSON lines on stderr. */
   readonly log?: Logger;
 }
 
-export async function startWorker(
-  config: WorkerConfig = readWorkerConfig(),
-  plugins?: Plugin[],
-  options: StartWorkerOptions = {},
-): Promise<SessionWorker & { close(): Promise<void> }> {
+/** A running worker: `run()` until `shutdown()`, then `close()` what it opened. */
+export type DhWorker = SessionWorker & { close(): Promise<void>; readonly agents: AgentRegistry };
+
+export async function startWorker(options: StartWorkerOptions = {}): Promise<DhWorker> {
+  const config = options.config ?? readWorkerConfig();
+  if (options.agents !== undefined && options.plugins !== undefined) {
+    throw new DhError(
+      'INVALID_CONFIG',
+      'startWorker: give `agents` or `plugins`, not both (an agent takes its own plugins)',
+    );
+  }
   // TLS comes from the same variables as the CLI's client (read first: a bad path fails before anything opens).
   const tls = temporalTlsFromEnv();
   // OpenTelemetry only when an OTLP endpoint is configured (a bad value fails here, before anything opens).
   const telemetry = startTelemetry();
   const log = options.log ?? createLogger().child({ component: 'worker', pid: process.pid });
+  // The SDK's own lines through the same logger (unless the process set up Temporal's runtime already).
+  await installTemporalLoggerIfUnset(log);
   const configured = workerProfile(config);
   const apiKey = apiKeyFromEnv(configured);
   // The configuration files before the provider is asked anything: a bad one fails the start with its line
@@ -88,25 +115,28 @@ export async function startWorker(
     throw error;
   });
   if (limiter) log.info(fleetLine(limiter.bucket, fleet), { limiterBucket: limiter.bucket });
-  const pluginList = [
-    ...(plugins ?? defaultPlugins(config, mcp?.tools, { policy: policy !== undefined })),
-    ...(telemetry ? [telemetry.plugin] : []),
-  ];
-  const hooks = createPluginRuntime({
-    plugins: pluginList,
-    seed: {
-      provider: profile.name,
-      model: config.model,
-      includeUsage: true,
-      ...(maxTokens !== undefined ? { maxTokens } : {}),
-      ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
-      ...(config.stream === false ? { stream: false } : {}),
-      // Every OpenAI-compatible server takes "", and some refuse the null the API defines.
-      ...(isBuiltinProvider(config.provider) ? {} : { nullContentAs: 'empty-string' as const }),
-      ...(config.extraBody !== undefined ? { extraBody: config.extraBody } : {}),
-      ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
-    },
-  });
+  const seed: CallConfig = {
+    provider: profile.name,
+    model: config.model,
+    includeUsage: true,
+    ...(maxTokens !== undefined ? { maxTokens } : {}),
+    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+    ...(config.stream === false ? { stream: false } : {}),
+    // Every OpenAI-compatible server takes "", and some refuse the null the API defines.
+    ...(isBuiltinProvider(config.provider) ? {} : { nullContentAs: 'empty-string' as const }),
+    ...(config.extraBody !== undefined ? { extraBody: config.extraBody } : {}),
+    ...(config.thinking !== undefined ? { thinking: config.thinking } : {}),
+  };
+  const shared = [...workerPlugins(config), ...(telemetry ? [telemetry.plugin] : [])];
+  const base = { seed, workerPlugins: shared, policyFile: policy !== undefined };
+  const served = options.plugins
+    ? [pluginListAgent([...options.plugins, ...(telemetry ? [telemetry.plugin] : [])], seed)]
+    : (options.agents ?? [defaultAgent(config, mcp?.tools, { policy: policy !== undefined })]).map((agent) =>
+        serveAgent(agent, base),
+      );
+  const agents = agentRegistry(served, options.defaultAgent);
+  const hooks = agentHooks(agents);
+  const pluginList = served.flatMap((agent) => agent.plugins);
   // The worker's converter: an undecryptable signal or update is refused by the session, not a stuck task.
   const dataConverter = workerDataConverterFromEnv();
   const attachments = new AttachmentStore(attachmentRoot(config));
@@ -127,6 +157,7 @@ export async function startWorker(
       profile,
       // The images messages cite: read (and verified) from $DH_HOME/attachments when a step claims and sends them.
       readAttachment: (ref) => attachments.get(ref),
+      agents,
       apiKey,
       ...(endpoint.from === 'assumed' ? { contextWindowAssumed: true } : {}),
       ...(defaultMaxTokens !== undefined ? { defaultMaxTokens } : {}),
@@ -157,6 +188,7 @@ export async function startWorker(
   });
   return {
     ...worker,
+    agents,
     close: async () => {
       await limiter?.close();
       await store.close();
@@ -279,8 +311,8 @@ function fleetLine(bucket: string, fleet: WorkerConfig['fleet']): string {
 }
 
 /** Starts a worker from the environment's configuration and runs it until SIGINT or SIGTERM. */
-export async function runWorker(): Promise<void> {
-  const worker = await startWorker();
+export async function runWorker(options: StartWorkerOptions = {}): Promise<void> {
+  const worker = await startWorker(options);
   const stop = (): void => void worker.shutdown();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -1,7 +1,7 @@
 // The session's signal, update and query handlers. Every signal and update arrives raw
 // (raw-message-definitions.ts): a payload the workflow cannot decode is refused here, never thrown where
 // it would fail the workflow task.
-import { ApplicationFailure, setHandler, uuid4 } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, setHandler, uuid4 } from '@temporalio/workflow';
 import type { z } from 'zod';
 import type { InboxTarget, MessageOrigin } from '../core/index.js';
 import { resolveApprovalId } from '../core/approval-short-id.js';
@@ -12,6 +12,7 @@ import {
   payloadProblem,
   ApprovePayload,
   CompactPayload,
+  ConfigurePayload,
   SendUpdatePayload,
   SendUpdateShape,
   messageStatusQuery,
@@ -25,6 +26,7 @@ import {
   rawApproveUpdate,
   rawCloseSignal,
   rawCompactUpdate,
+  rawConfigureUpdate,
   rawFollowupSignal,
   rawInjectSignal,
   rawInterruptSignal,
@@ -35,6 +37,8 @@ import {
 import { stateView, type SessionState } from './session-state.js';
 import { registerInArrivalOrder } from './signals-in-arrival-order.js';
 import { since } from './workflow-patches.js';
+import type { SessionProxies } from './session-proxies.js';
+import { absorbLogged } from './with-ingress.js';
 
 /** Longest `lastRejection` kept: it names a payload problem (which can quote a key) and is carried over. */
 const MAX_REJECTION_CHARS = 500;
@@ -44,7 +48,7 @@ const REFUSED_IDS_KEPT = 200;
 type MessagePayload = z.infer<typeof MessageSignalShape>;
 
 /** Registers every handler; call it before the run's first await (signals buffered since the start run in it). */
-export function registerMessageHandlers(state: SessionState): void {
+export function registerMessageHandlers(state: SessionState, proxies: SessionProxies): void {
   const accept = (
     payload: MessagePayload,
     target: InboxTarget,
@@ -170,6 +174,34 @@ export function registerMessageHandlers(state: SessionState): void {
     {
       validator: (...args: RawArguments) => {
         updatePayload('compact request', CompactPayload, args);
+        refuseWhenClosing();
+      },
+    },
+  );
+  setHandler(
+    rawConfigureUpdate,
+    async (...args: RawArguments) => {
+      const { overrides, source } = updatePayload('configure', ConfigurePayload, args);
+      try {
+        const outcome = await proxies.session.configureSession({
+          sessionId: state.sessionId,
+          knownHead: state.head,
+          overridesId: uuid4(),
+          overrides,
+          ...(source !== undefined ? { source } : {}),
+          at: Date.now(),
+        });
+        absorbLogged(state, outcome);
+        return { overrides: outcome.overrides, changed: outcome.changed };
+      } catch (error) {
+        // The worker's refusal (an unserved model, a tool the agent lacks) is the caller's answer, as it said it.
+        if (error instanceof ActivityFailure && error.cause instanceof ApplicationFailure) throw error.cause;
+        throw error;
+      }
+    },
+    {
+      validator: (...args: RawArguments) => {
+        updatePayload('configure', ConfigurePayload, args);
         refuseWhenClosing();
       },
     },

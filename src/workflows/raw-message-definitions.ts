@@ -6,6 +6,8 @@ import {
   approveUpdate,
   closeSignal,
   compactUpdate,
+  configureUpdate,
+  type ConfigureResult,
   followupSignal,
   injectSignal,
   interruptSignal,
@@ -45,3 +47,4 @@ export const rawApproveUpdate = defineUpdate<{ callId: string; decision: 'approv
   RAW,
 );
 export const rawCompactUpdate = defineUpdate<{ accepted: true }, RawArguments>(compactUpdate.name, RAW);
+export const rawConfigureUpdate = defineUpdate<ConfigureResult, RawArguments>(configureUpdate.name, RAW);

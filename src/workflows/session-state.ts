@@ -29,7 +29,12 @@ export const RECENT_TURN_ENDS_KEPT = 16;
  */
 export interface SessionState {
   readonly sessionId: string;
-  readonly limits: SessionLimits;
+  /** In force: the defaults, under the agent's (`agentLimits`), under the input's own. */
+  limits: SessionLimits;
+  /** The limits the input set (they win over the agent's). */
+  readonly inputLimits: Partial<SessionLimits> | undefined;
+  /** The limits the session's agent sets, as openSession read them (carried: a continued run does not reopen). */
+  agentLimits: Partial<SessionLimits> | undefined;
   readonly inbox: Inbox;
   /** Runs continued before this one. */
   readonly continuedRuns: number;
@@ -90,7 +95,9 @@ export function sessionStateFrom(
   addUsage(usage, carry?.usage);
   return {
     sessionId: input.sessionId,
-    limits: { ...DEFAULT_LIMITS, ...input.limits },
+    limits: { ...DEFAULT_LIMITS, ...carry?.agentLimits, ...input.limits },
+    inputLimits: input.limits,
+    agentLimits: carry?.agentLimits,
     inbox: new Inbox(carry),
     continuedRuns: carry?.continuedRuns ?? 0,
     head: carry?.head ?? 0,
@@ -133,6 +140,10 @@ export function applyOpened(state: SessionState, opened: OpenSessionOutcome): vo
   state.lastTurn = opened.lastTurn;
   state.inbox.replaceQueue(opened.queue);
   for (const id of opened.messageIds) state.inbox.remember(id);
+  if (opened.agentLimits) {
+    state.agentLimits = opened.agentLimits;
+    state.limits = { ...DEFAULT_LIMITS, ...opened.agentLimits, ...state.inputLimits };
+  }
   // A run over an existing log (a resume after close) continues its budgets and its state view from
   // the log; runs recorded before totals existed have none and start from zero as they did.
   const totals = opened.totals;
@@ -182,6 +193,7 @@ export function toCarry(state: SessionState): SessionCarry {
     ...(lastRejection !== null ? { lastRejection } : {}),
     ...(inbox.landedTurns ? { landedTurns: inbox.landedTurns } : {}),
     ...(recentTurnEnds.length > 0 ? { recentTurnEnds } : {}),
+    ...(state.agentLimits ? { agentLimits: state.agentLimits } : {}),
   };
 }
 

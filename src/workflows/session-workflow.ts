@@ -38,7 +38,7 @@ export async function agentSession(input: SessionWorkflowInput): Promise<Session
   const state = sessionStateFrom(input, () => uuid4(), askBaseline());
   const proxies = sessionProxies();
   // Registered before the first await: signals and updates buffered since the start are delivered here.
-  registerMessageHandlers(state);
+  registerMessageHandlers(state, proxies);
   if (!input.delegation) return await sessionLoop(input, state, proxies);
   try {
     return await sessionLoop(input, state, proxies);
@@ -74,7 +74,7 @@ async function sessionLoop(
   state: SessionState,
   proxies: SessionProxies,
 ): Promise<SessionWorkflowResult> {
-  const { sessionId, carry, delegation } = input;
+  const { sessionId, carry, delegation, agent, overrides } = input;
   const { inbox } = state;
 
   // Messages accepted while a step runs are logged at once by a concurrent appendInbox. Runs recorded
@@ -83,7 +83,14 @@ async function sessionLoop(
   if (!carry) {
     // Behind a patch: runs recorded with the openSession activity replay with it (docs/versioning.md).
     const openSession = since(state, 'open-session-local') ? proxies.local.openSession : proxies.session.openSession;
-    applyOpened(state, await openSession({ sessionId, at: Date.now(), ...(delegation ? { delegation } : {}) }));
+    const opened = await openSession({
+      sessionId,
+      at: Date.now(),
+      ...(delegation ? { delegation } : {}),
+      ...(agent !== undefined ? { agent } : {}),
+      ...(overrides !== undefined ? { overrides } : {}),
+    });
+    applyOpened(state, opened);
   }
   if (logWhileBusy) void logIngressWhileBusy(state, proxies);
   const settled = () => allHandlersFinished() && !state.ingressLogging;

@@ -8,6 +8,8 @@ import {
   findPairingProblem,
   Session,
   SESSION_FORMAT_VERSION,
+  type AgentOverrides,
+  type AgentRef,
   type BuiltRequest,
   type EventDraft,
   type Message,
@@ -19,7 +21,9 @@ export type LogCommand =
   | { kind: 'step'; toolCalls: number; text: string; changeHeader: boolean; skipLastTool: boolean }
   | { kind: 'end-turn' }
   | { kind: 'replace'; from: number; length: number }
-  | { kind: 'prune'; pick: number };
+  | { kind: 'prune'; pick: number }
+  /** A session's new overrides of its agent (a driver made with an agent only). */
+  | { kind: 'overrides'; overrides: AgentOverrides };
 
 export interface StepRecord {
   readonly request: BuiltRequest;
@@ -66,9 +70,20 @@ export class LogDriver {
   #epoch = 0;
   #headerVersion = 0;
 
-  constructor(sessionId = 'sess-gen') {
+  /** The agent the log names (format 2): in its start and in every header, with the overrides in force. */
+  readonly #agent: AgentRef | undefined;
+  #overridesId: string | undefined;
+
+  constructor(sessionId = 'sess-gen', options: { readonly agent?: AgentRef } = {}) {
     this.session = new Session(sessionId);
-    this.append({ type: 'session/start', at: this.#at, sessionId, formatVersion: SESSION_FORMAT_VERSION });
+    this.#agent = options.agent;
+    this.append({
+      type: 'session/start',
+      at: this.#at,
+      sessionId,
+      formatVersion: SESSION_FORMAT_VERSION,
+      ...(options.agent ? { agent: options.agent } : {}),
+    });
   }
 
   append(...drafts: EventDraft[]): void {
@@ -99,6 +114,10 @@ export class LogDriver {
         });
         return;
       }
+      case 'overrides':
+        this.#overridesId = `o${at}`;
+        this.append({ type: 'agent/overrides', at, overridesId: this.#overridesId, overrides: command.overrides });
+        return;
       case 'end-turn':
         if (state.openTurn !== null) this.append({ type: 'turn/end', at, turn: state.openTurn, reason: 'completed' });
         return;
@@ -147,7 +166,12 @@ export class LogDriver {
         turn,
         step,
         reason: current ? 'change' : 'initial',
-        header: header(this.#headerVersion),
+        header: {
+          ...header(this.#headerVersion),
+          ...(this.#agent
+            ? { agent: { ...this.#agent, ...(this.#overridesId !== undefined ? { overrides: this.#overridesId } : {}) } }
+            : {}),
+        },
       });
     }
     this.steps.push({

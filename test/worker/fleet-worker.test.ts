@@ -60,7 +60,9 @@ describe('the fleet controls through the real worker', () => {
     });
     expect(config.modelConcurrency).toBe(FLEET_MODEL_CONCURRENCY);
     const lines: string[] = [];
-    const worker = await startWorker(config, [systemPromptPlugin('You are a test agent.')], {
+    const worker = await startWorker({
+      config,
+      plugins: [systemPromptPlugin('You are a test agent.')],
       log: createLogger({ level: 'info', write: (line) => lines.push(line) }),
     });
     // The operator is told the limiter is on, for which account (a digest, never the key), at what quota.

@@ -127,7 +127,7 @@ describe('a generic endpoint through the real worker', () => {
     });
     const lines: string[] = [];
     const log = createLogger({ level: 'info', write: (line) => lines.push(line) });
-    const worker = await startWorker(config, [systemPromptPlugin('You are a test agent.')], { log });
+    const worker = await startWorker({ config, plugins: [systemPromptPlugin('You are a test agent.')], log });
     const running = worker.run();
     const store = SqliteSessionStore.open(config.store);
     const sessions = new SessionClient(new Client({ connection, namespace: config.namespace }), {

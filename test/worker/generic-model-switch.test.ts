@@ -86,7 +86,7 @@ describe("a plugin's model switch on a generic endpoint", () => {
       DH_WORKFLOW_BUNDLE: inject('workflowBundlePath'),
     });
     const log = createLogger({ level: 'info', write: (line) => lines.push(line) });
-    const worker = await startWorker(config, [switcher], { log });
+    const worker = await startWorker({ config, plugins: [switcher], log });
     const running = worker.run();
     stopWorker = async () => {
       await worker.shutdown();

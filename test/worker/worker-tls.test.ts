@@ -235,7 +235,7 @@ describe('Temporal over TLS for the worker and the client', () => {
     const vars = { TEMPORAL_TLS_CERT: pki.client.crt, TEMPORAL_TLS_KEY: pki.client.key, TEMPORAL_TLS_CA: pki.ca };
     const config = workerConfig(mtls.address);
     const before = { ...mtls.stats, clients: [...mtls.stats.clients] };
-    const worker = await withEnv(tlsEnv(vars), () => startWorker(config, plugins()));
+    const worker = await withEnv(tlsEnv(vars), () => startWorker({ config, plugins: plugins() }));
     const running = worker.run();
     const tls = temporalTlsFromEnv(vars);
     const connection = await Connection.connect({ address: mtls.address, ...(tls !== undefined ? { tls } : {}) });
@@ -272,7 +272,9 @@ describe('Temporal over TLS for the worker and the client', () => {
     const refused = mtls.stats.refused;
     const secured = mtls.stats.secured;
     const error = await rejection(
-      withEnv(tlsEnv({ TEMPORAL_TLS_CA: pki.ca }), () => startWorker(workerConfig(mtls.address), plugins())),
+      withEnv(tlsEnv({ TEMPORAL_TLS_CA: pki.ca }), () =>
+        startWorker({ config: workerConfig(mtls.address), plugins: plugins() }),
+      ),
     );
     expect(error.code).toBe('TEMPORAL_UNREACHABLE');
     expect(error.message).toMatch(new RegExp(`^cannot reach Temporal at ${mtls.address} over TLS: `));
@@ -285,7 +287,9 @@ describe('Temporal over TLS for the worker and the client', () => {
   it('a worker that trusts another CA refuses the server certificate', async () => {
     const secured = mtls.stats.secured;
     const vars = { TEMPORAL_TLS_CERT: pki.client.crt, TEMPORAL_TLS_KEY: pki.client.key, TEMPORAL_TLS_CA: pki.otherCa };
-    const error = await rejection(withEnv(tlsEnv(vars), () => startWorker(workerConfig(mtls.address), plugins())));
+    const error = await rejection(
+      withEnv(tlsEnv(vars), () => startWorker({ config: workerConfig(mtls.address), plugins: plugins() })),
+    );
     expect(error.code).toBe('TEMPORAL_UNREACHABLE');
     expect(error.message).toMatch(/^cannot reach Temporal at .* over TLS: /);
     expect(error.message).toMatch(/certificate|UnknownIssuer/i);
@@ -367,7 +371,9 @@ describe('Temporal over TLS for the worker and the client', () => {
     // startWorker reads the same variables first: the error comes before any connection is tried.
     const attempts = mtls.stats.secured + mtls.stats.refused;
     const error = await rejection(
-      withEnv(tlsEnv({ TEMPORAL_TLS_CERT: pki.client.crt }), () => startWorker(workerConfig(mtls.address), plugins())),
+      withEnv(tlsEnv({ TEMPORAL_TLS_CERT: pki.client.crt }), () =>
+        startWorker({ config: workerConfig(mtls.address), plugins: plugins() }),
+      ),
     );
     expect(error.message).toBe(
       'invalid configuration: TEMPORAL_TLS_CERT is set without TEMPORAL_TLS_KEY (a client certificate needs both files)',

@@ -29,5 +29,15 @@ export function registerStackCommands(program: Command): void {
   program
     .command('worker')
     .description('run a session worker in the foreground until Ctrl-C (on TEMPORAL_ADDRESS, or the local stack)')
-    .action(() => workerAction().then((a) => a.workerCommand()));
+    .option(
+      '--agents <module>',
+      'serve the agents a TypeScript or JavaScript module exports (defineAgent; default $DH_AGENTS); without it, one agent, "default", from the configuration',
+    )
+    .option(
+      '--default-agent <name>',
+      'what a session that names no agent runs (default: "default" if served, else the first)',
+    )
+    .action((options: { agents?: string; defaultAgent?: string }) =>
+      workerAction().then((a) => a.workerCommand(options)),
+    );
 }

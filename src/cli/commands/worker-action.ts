@@ -5,11 +5,15 @@ import { ensureLocalStack, isExternalTemporal, WORKER_READY_FILE_ENV } from '../
 import { createLogger } from '../../observability/logger.js';
 import { installTemporalLogger } from '../../observability/temporal-logger.js';
 import { startWorker } from '../../worker/start-worker.js';
+import { loadAgentsModule } from '../../agents/load-agents-module.js';
 import { cliAction } from '../cli-action.js';
 import { assertProviderReady, loadCliConfig } from '../cli-context.js';
 
-export const workerCommand = cliAction(async () => {
+export const workerCommand = cliAction(async (options: { agents?: string; defaultAgent?: string } = {}) => {
   let config = loadCliConfig();
+  // The user's module first: one that does not load fails before anything starts.
+  const module = options.agents ?? nonEmpty(process.env.DH_AGENTS);
+  const agents = module !== undefined ? await loadAgentsModule(module) : undefined;
   await assertProviderReady(config);
   const logger = createLogger().child({ component: 'worker', pid: process.pid });
   if (!isExternalTemporal()) {
@@ -20,7 +24,11 @@ export const workerCommand = cliAction(async () => {
     config = { ...config, temporalAddress: stack.address, namespace: stack.namespace };
   }
   await installTemporalLogger(logger);
-  const worker = await startWorker(config);
+  const worker = await startWorker({
+    config,
+    ...(agents ? { agents } : {}),
+    ...(options.defaultAgent !== undefined ? { defaultAgent: options.defaultAgent } : {}),
+  });
   const stop = (): void => void worker.shutdown();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -32,6 +40,10 @@ export const workerCommand = cliAction(async () => {
     taskQueue: config.taskQueue,
     provider: config.provider,
     model: config.model,
+    agents: worker.agents
+      .list()
+      .map((a) => `${a.name}@${a.version}`)
+      .join(', '),
   });
   try {
     await worker.run();
@@ -40,3 +52,7 @@ export const workerCommand = cliAction(async () => {
     logger.info('worker stopped');
   }
 });
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value !== undefined && value !== '' ? value : undefined;
+}

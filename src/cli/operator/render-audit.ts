@@ -39,6 +39,13 @@ export function renderAuditReport(report: AuditReport): string {
         ? `; NOT its usage at its price at ${s.cost.mismatched.join(', ')}`
         : '; re-derived'),
   );
+  lines.push(
+    s.agent === null
+      ? 'agent: none named (a format-1 log: the worker configuration)'
+      : `agent: ${s.agent.name} (version${s.agent.versions.length > 1 ? 's' : ''} ${s.agent.versions.join(', ') || 'none'}` +
+          `, ${s.agent.overrides} overrides set)` +
+          (s.agent.problems.length > 0 ? `; ${s.agent.problems.length} problem(s)` : '; every header names it'),
+  );
   lines.push(`history mirror: ${mirrorText(s.mirror)}`);
   lines.push(...subagentLines(report));
   lines.push('');

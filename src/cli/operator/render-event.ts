@@ -15,6 +15,7 @@ export function describeEvent(event: SessionEvent): string {
     case 'session/start':
       return (
         `session ${event.sessionId} (format v${event.formatVersion})` +
+        (event.agent ? `, agent ${event.agent.name}@${event.agent.version}` : '') +
         (event.parent ? `, forked from ${event.parent.sessionId} (seed: seqs 0..${event.parent.seedLength - 1})` : '') +
         (event.delegation
           ? `, subagent of ${event.delegation.parentSessionId} (call ${event.delegation.callId}, depth ${event.delegation.depth})`
@@ -25,7 +26,12 @@ export function describeEvent(event: SessionEvent): string {
     case 'request/header': {
       const c = event.header.config;
       const tools = event.header.tools?.length ?? 0;
-      return `${event.turn}.${event.step} ${event.reason}: ${c.provider}/${c.model}${tools > 0 ? `, ${tools} tool(s)` : ''}`;
+      const agent = event.header.agent ? ` (agent ${event.header.agent.name}@${event.header.agent.version})` : '';
+      return `${event.turn}.${event.step} ${event.reason}: ${c.provider}/${c.model}${tools > 0 ? `, ${tools} tool(s)` : ''}${agent}`;
+    }
+    case 'agent/overrides': {
+      const set = Object.keys(event.overrides);
+      return `${set.length > 0 ? set.join(', ') : 'cleared'}${event.source !== undefined ? ` by ${event.source}` : ''}`;
     }
     case 'inbox/enqueue':
       return (
