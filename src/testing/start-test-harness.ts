@@ -34,6 +34,8 @@ export interface TestHarnessOptions {
    * would. `module`: a TypeScript or JavaScript file that exports the agents (a path, or a `file:` URL).
    */
   readonly worker?: { readonly module: string | URL };
+  /** What a session that names no agent runs (default: `default` if served, else the first agent). */
+  readonly defaultAgent?: string;
   /** The worker's DH_MODEL: what an agent without a `model` runs (default `test-model`). */
   readonly model?: string;
   /** A running Temporal server (default: TEMPORAL_ADDRESS when set, else a dev server of the harness's own). */
@@ -115,8 +117,8 @@ export async function startTestHarness(options: TestHarnessOptions): Promise<Tes
     });
     const worker =
       options.worker !== undefined
-        ? await startChildWorker(modulePath(options.worker.module), env, dir)
-        : await startInProcessWorker(agents, env);
+        ? await startChildWorker(modulePath(options.worker.module), env, dir, options.defaultAgent)
+        : await startInProcessWorker(agents, env, options.defaultAgent);
     cleanups.push(() => worker.stop());
 
     let store: SessionStore | null = null;

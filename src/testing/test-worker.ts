@@ -12,7 +12,6 @@ import { readLogTail, spawnDetached, waitUntilReady, type DetachedChild } from '
 import { WORKER_READY_FILE_ENV } from '../local-stack/stack-worker.js';
 import { DEFAULT_START_CEILING_MS } from '../local-stack/wait-while-alive.js';
 import { createLogger } from '../observability/logger.js';
-import { installTemporalLogger } from '../observability/temporal-logger.js';
 import { startWorker } from '../worker/start-worker.js';
 
 export const TestHarnessErrorCode = {
@@ -40,13 +39,17 @@ export interface TestWorker {
 }
 
 /** `startWorker({ agents, config })` in this process, configured by `env` as `dh worker` would be. */
-export async function startInProcessWorker(agents: readonly Agent[], env: NodeJS.ProcessEnv): Promise<TestWorker> {
-  // The SDK's own lines (worker states, failed attempts) at warn and above, once per process.
-  await installTemporalLogger(createLogger({ level: 'warn' })).catch(() => undefined);
+export async function startInProcessWorker(
+  agents: readonly Agent[],
+  env: NodeJS.ProcessEnv,
+  defaultAgent?: string,
+): Promise<TestWorker> {
   const start = async () => {
     const worker = await startWorker({
-      agents,
+      ...(agents.length > 0 ? { agents } : {}),
+      ...(defaultAgent !== undefined ? { defaultAgent } : {}),
       config: readWorkerConfig(env),
+      // Its start-up lines and the Temporal SDK's (worker states) only when something is wrong.
       log: createLogger({ level: 'warn' }).child({ component: 'test-worker' }),
     });
     // Held, not thrown at once: a worker that fails while the test runs fails its stop (no unhandled rejection).
@@ -94,7 +97,12 @@ function dhBin(): string {
 }
 
 /** `dh worker --agents <module>` in its own process group, ready once it has written its pid to the ready file. */
-export async function startChildWorker(module: string, env: NodeJS.ProcessEnv, dir: string): Promise<TestWorker> {
+export async function startChildWorker(
+  module: string,
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  defaultAgent?: string,
+): Promise<TestWorker> {
   const logFile = join(dir, 'worker.log');
   const readyFile = join(dir, 'worker.ready');
   const bin = dhBin();
@@ -107,7 +115,14 @@ export async function startChildWorker(module: string, env: NodeJS.ProcessEnv, d
 
   const start = async () => {
     await rm(readyFile, { force: true });
-    const started = await spawnDetached(process.execPath, [bin, 'worker', '--agents', module], {
+    const args = [
+      bin,
+      'worker',
+      '--agents',
+      module,
+      ...(defaultAgent !== undefined ? ['--default-agent', defaultAgent] : []),
+    ];
+    const started = await spawnDetached(process.execPath, args, {
       env: { ...env, [WORKER_READY_FILE_ENV]: readyFile },
       logFile,
       // The test waits for this child whenever it stops or kills it.

@@ -1,8 +1,8 @@
 // The package's `durable-harness/worker` entry: the worker that runs agents (startWorker, runWorker, its
 // configuration and default plugins), and the Node side that needs the native database drivers — the session
 // store and the live side channel a service reads. A service that only steers sessions uses the client entry.
-export { runWorker, startWorker, type StartWorkerOptions } from './start-worker.js';
-export { defaultPlugins } from './default-plugins.js';
+export { runWorker, startWorker, type DhWorker, type StartWorkerOptions } from './start-worker.js';
+export { defaultAgent, defaultPlugins, workerPlugins } from './default-plugins.js';
 export { readWorkerConfig, type WorkerConfig } from '../config/worker-config.js';
 export { createLogger, type Logger } from '../observability/logger.js';
 export { openSessionStore, type OpenSessionStoreOptions } from '../stores/open-session-store.js';
