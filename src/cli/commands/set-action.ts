@@ -29,16 +29,14 @@ export const setCommand = cliAction(async (session: string, options: SetOptions)
         '--tools, or --clear',
     );
   }
+  // The flags alone before anything connects: each field is checked on its own, so the merge holds too.
+  checked(flags);
   const ctx = await openCliContext();
   try {
     const inForce = options.clear === true ? {} : latestOverrides(await ctx.store.read(sessionId).catch(() => []));
-    const merged = AgentOverrides.safeParse({ ...inForce, ...flags });
-    if (!merged.success) {
-      const issue = merged.error.issues[0];
-      throw usageError(`invalid overrides: ${issue?.path.join('.') || 'overrides'}: ${issue?.message ?? 'invalid'}`);
-    }
+    const merged = checked({ ...inForce, ...flags });
     const result = await withWorkerCheck(ctx, sessionId, () =>
-      ctx.sessions.configure(sessionId, merged.data, { source: 'cli' }),
+      ctx.sessions.configure(sessionId, merged, { source: 'cli' }),
     );
     if (options.json) {
       process.stdout.write(`${JSON.stringify({ sessionId, ...result })}\n`);
@@ -71,6 +69,13 @@ function overridesOf(options: SetOptions): AgentOverrides {
     ...(options.systemAppend !== undefined ? { systemAppend: options.systemAppend } : {}),
     ...(tools !== undefined ? { tools } : {}),
   };
+}
+
+function checked(overrides: AgentOverrides): AgentOverrides {
+  const parsed = AgentOverrides.safeParse(overrides);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  throw usageError(`invalid overrides: ${issue?.path.join('.') || 'overrides'}: ${issue?.message ?? 'invalid'}`);
 }
 
 /** The overrides in force: the latest `agent/overrides` of the log (none: `{}`). */
