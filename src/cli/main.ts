@@ -1,5 +1,6 @@
 // The `dh` command line: parses arguments (commander) and dispatches to one module per command group.
 import { Command } from 'commander';
+import { registerAgentsCommand } from './commands/agents-command.js';
 import { registerChatCommand } from './commands/chat-command.js';
 import { registerCodecServerCommand } from './commands/codec-server.js';
 import { registerEvalCommand } from './commands/eval-command.js';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   registerScriptedProviderCommand(program);
   registerCodecServerCommand(program);
   registerMcpCommand(program);
+  registerAgentsCommand(program);
   registerUiCommand(program);
   return program;
 }

@@ -23,6 +23,7 @@ export const CONSOLE_ROUTES = {
   compact: '/api/sessions/:id/compact',
   fork: '/api/sessions/:id/fork',
   evalRun: '/api/evals/:runId',
+  agents: '/api/agents',
 } as const;
 
 /** An error, as every route answers one: a stable code and a message that says what is wrong. */
@@ -60,6 +61,30 @@ export interface SessionList {
    * of any size pages in constant work), or the store's own index when Temporal does not answer.
    */
   readonly source: 'visibility' | 'store';
+}
+
+/**
+ * GET /api/agents[?taskQueue=q] — the agents live workers serve (the agent catalog in the store): one entry per
+ * task queue, name and version (a rolling deploy shows both versions), by queue and name, newest version first.
+ * A worker's entries leave the list when it closes, or `ttlMs` after it last refreshed them (killed).
+ */
+export interface AgentListItem {
+  readonly taskQueue: string;
+  readonly name: string;
+  readonly version: string;
+  readonly description: string | null;
+  readonly model: string;
+  readonly tools: readonly string[];
+  /** At least one of its workers runs it for a session that names no agent. */
+  readonly default: boolean;
+  /** Live workers serving this version. */
+  readonly workers: number;
+  /** Epoch ms of its workers' latest refresh. */
+  readonly lastSeenAt: number;
+}
+export interface AgentList {
+  readonly agents: readonly AgentListItem[];
+  readonly ttlMs: number;
 }
 
 /** GET /api/sessions/:id — what the log adds up to, and the workflow's state when Temporal answers. */

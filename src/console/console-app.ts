@@ -14,6 +14,7 @@ import { payloadProblem, type SessionStateView } from '../shared/session-message
 import type { DeltaChannel } from '../streaming/delta-channel.js';
 import { parsePosition, START_POSITION, StreamPositionErrorCode } from '../streaming/stream-position.js';
 import type { SessionStore } from '../stores/session-store.js';
+import { AGENT_CATALOG_TTL_MS, type AgentCatalog } from '../agents/agent-catalog.js';
 import { ApprovalBody, CompactBody, ForkBody, InterruptBody, MessageBody } from './console-bodies.js';
 import {
   CONSOLE_ROUTES,
@@ -35,9 +36,11 @@ import {
   PathSessionId,
   PositiveInt,
   StreamPositionText,
+  TaskQueueParam,
 } from './console-params.js';
 import {
   AcceptedSchema,
+  AgentListSchema,
   EvalRunViewSchema,
   ForkResponseSchema,
   OpenApiDocumentSchema,
@@ -66,6 +69,8 @@ import { evalRunView } from './eval-run-view.js';
 
 export interface ConsoleDeps {
   readonly store: SessionStore;
+  /** The agents live workers serve (the store's agent catalog); absent: GET /api/agents lists none. */
+  readonly agents?: Pick<AgentCatalog, 'list' | 'ttlMs'>;
   readonly channel: DeltaChannel;
   /** Null when Temporal is not reachable: reads still work, actions answer TEMPORAL_UNREACHABLE. */
   readonly sessions: SessionClient | null;
@@ -117,6 +122,13 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono {
   app.get(CONSOLE_ROUTES.sessions, async (c) => {
     const search = sessionSearchOf((name) => c.req.query(name));
     return respond(c, SessionListSchema, await listSessions(store, sessions?.client ?? null, search, overviews));
+  });
+
+  app.get(CONSOLE_ROUTES.agents, async (c) => {
+    const query = c.req.query('taskQueue');
+    const taskQueue = query !== undefined ? checkParam(query, 'taskQueue', TaskQueueParam) : undefined;
+    const agents = (await options.agents?.list(taskQueue !== undefined ? { taskQueue } : {})) ?? [];
+    return respond(c, AgentListSchema, { agents, ttlMs: options.agents?.ttlMs ?? AGENT_CATALOG_TTL_MS });
   });
 
   app.get(CONSOLE_ROUTES.session, async (c) => {

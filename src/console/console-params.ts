@@ -11,6 +11,12 @@ export const PathSessionId = SessionId;
 /** A `dh eval` run id (the eval workflow's id is made of it). */
 export const EvalRunId = z.string().regex(/^[A-Za-z0-9._-]{1,60}$/, 'an eval run id is 1-60 of [A-Za-z0-9._-]');
 
+/** A task queue name in a query: what DH_TASK_QUEUE may be, without control characters (no store takes a NUL). */
+export const TaskQueueParam = z
+  .string()
+  // eslint-disable-next-line no-control-regex -- naming the control characters is how the pattern refuses them
+  .regex(/^[^\u0000-\u001f\u007f]{1,200}$/, 'a task queue name is 1-200 characters, none a control character');
+
 /** Turn and step numbers in a path, and the events route's `from`: integers JavaScript holds exactly. */
 export const PositiveInt = z.int().min(1).max(Number.MAX_SAFE_INTEGER);
 export const NonNegativeInt = z.int().min(0).max(Number.MAX_SAFE_INTEGER);

@@ -33,6 +33,23 @@ export const SessionListSchema = z.object({
   source: z.enum(['visibility', 'store']),
 });
 
+export const AgentListSchema = z.object({
+  agents: z.array(
+    z.object({
+      taskQueue: z.string(),
+      name: z.string(),
+      version: z.string(),
+      description: z.string().nullable(),
+      model: z.string(),
+      tools: z.array(z.string()),
+      default: z.boolean(),
+      workers: Count,
+      lastSeenAt: EpochMs,
+    }),
+  ),
+  ttlMs: Count,
+});
+
 export const QueuedMessageSchema = z.object({
   messageId: z.string(),
   target: z.enum(['next-turn', 'next-step']),
@@ -174,6 +191,7 @@ type Expect<T extends true> = T;
 export type ResponseSchemasMatchTheirTypes = [
   Expect<SameShape<Api.ApiError, typeof ApiErrorSchema>>,
   Expect<SameShape<Api.SessionList, typeof SessionListSchema>>,
+  Expect<SameShape<Api.AgentList, typeof AgentListSchema>>,
   Expect<SameShape<Api.SessionDetail, typeof SessionDetailSchema>>,
   Expect<SameShape<Api.PendingApprovals, typeof PendingApprovalsSchema>>,
   Expect<SameShape<Api.SessionEvents, typeof SessionEventsSchema>>,

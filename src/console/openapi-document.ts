@@ -13,9 +13,17 @@ import { CONSOLE_MAX_BODY_BYTES } from './console-body-limit.js';
 import { ApprovalBody, CompactBody, ForkBody, InterruptBody, MessageBody } from './console-bodies.js';
 import { CONSOLE_ROUTES } from './console-api.js';
 import { statusOf } from './console-errors.js';
-import { EvalRunId, NonNegativeInt, PathSessionId, PositiveInt, StreamPositionText } from './console-params.js';
+import {
+  EvalRunId,
+  NonNegativeInt,
+  PathSessionId,
+  PositiveInt,
+  StreamPositionText,
+  TaskQueueParam,
+} from './console-params.js';
 import {
   AcceptedSchema,
+  AgentListSchema,
   ApiErrorSchema,
   ApiWarningSchema,
   EvalRunViewSchema,
@@ -59,6 +67,7 @@ const RESPONSES: Readonly<Record<string, z.ZodType>> = {
   Accepted: AcceptedSchema,
   ForkResponse: ForkResponseSchema,
   SessionList: SessionListSchema,
+  AgentList: AgentListSchema,
   SessionDetail: SessionDetailSchema,
   PendingApprovals: PendingApprovalsSchema,
   SessionEvents: SessionEventsSchema,
@@ -251,6 +260,12 @@ const OPERATIONS: Readonly<Record<ConsoleRoute, Operation>> = {
     summary: 'A dh eval run: its status, its progress while it runs, its report once it completed',
     parameters: [param('runId', 'path', EvalRunId)],
     ok: ['200', 'EvalRunView'],
+  },
+  agents: {
+    summary:
+      'The agents live workers serve, by task queue, name and version, with how many workers serve each (the agent catalog)',
+    parameters: [param('taskQueue', 'query', TaskQueueParam, "Only this task queue's agents")],
+    ok: ['200', 'AgentList'],
   },
 };
 

@@ -36,4 +36,5 @@ export const CLIENT_ERRORS_BY_ROUTE: Readonly<Record<keyof typeof CONSOLE_ROUTES
   compact: [...SESSION_ACTION, 'NO_WORKER_POLLING'],
   fork: ['SESSION_NOT_FOUND', 'INVALID_PAYLOAD', 'FORK_BOUNDARY', 'SESSION_EXISTS'],
   evalRun: ['INVALID_PAYLOAD', 'EVAL_NOT_FOUND'],
+  agents: ['INVALID_PAYLOAD'],
 };

@@ -20,6 +20,7 @@ export const ROUTE_METHODS: Readonly<Record<ConsoleRoute, 'GET' | 'POST'>> = {
   compact: 'POST',
   fork: 'POST',
   evalRun: 'GET',
+  agents: 'GET',
 };
 
 const MATCHERS = (Object.keys(ROUTES) as ConsoleRoute[]).map((route) => ({

@@ -1,7 +1,9 @@
 // The local stack's worker process: `dh worker` started detached against the stack's Temporal server,
 // reused while its configuration is unchanged, and ready once it has written its pid to the ready file
 // (waited for while it is alive, with progress lines, up to a ceiling).
+import { existsSync, statSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkerConfig } from '../config/worker-config.js';
 import { DhError } from '../core/index.js';
@@ -41,7 +43,16 @@ function workerFingerprint(config: WorkerConfig, temporal: TemporalRecord): stri
     shellSandbox: config.shellSandbox,
     approvalAsk: config.approvalAsk,
     approvalDeny: config.approvalDeny,
+    // Workers publish their agents since format 2 (an older one never would), and serve DH_AGENTS as last changed.
+    agents: agentsModuleStamp(process.env.DH_AGENTS),
   });
+}
+
+/** The agents module the worker serves and when it last changed; `default` without one. */
+function agentsModuleStamp(module: string | undefined): string {
+  if (module === undefined || module === '') return 'default';
+  const file = resolve(module);
+  return `${file}@${existsSync(file) ? statSync(file).mtimeMs : 'missing'}`;
 }
 
 /** The recorded worker while its configuration is unchanged, else a new one (started and waited for). */

@@ -30,6 +30,7 @@ import type { Agent } from '../agents/define-agent.js';
 import { agentRegistry, serveAgent, type AgentRegistry } from '../agents/agent-registry.js';
 import { agentHooks } from '../agents/agent-hooks.js';
 import { pluginListAgent } from '../agents/plugin-list-agent.js';
+import { publishAgents } from '../agents/publish-agents.js';
 import type { CallConfig } from '../core/index.js';
 import { DhError } from '../core/errors.js';
 import { loadPolicy, type Policy } from '../policy/policy-file.js';
@@ -186,10 +187,19 @@ export async function startWorker(options: StartWorkerOptions = {}): Promise<DhW
     await telemetry?.shutdown();
     throw error;
   });
+  // Listed for `dh agents ls`, `dh run --agent` and the console while it runs; publishing never fails the start.
+  const published = await publishAgents({
+    store: config.store,
+    taskQueue: config.taskQueue,
+    ...(config.hostId !== undefined ? { hostId: config.hostId } : {}),
+    agents,
+    log,
+  });
   return {
     ...worker,
     agents,
     close: async () => {
+      await published.stop();
       await limiter?.close();
       await store.close();
       await mcp?.hub.close();

@@ -1,9 +1,11 @@
 // The live `dh` commands as a user runs them: child processes against the run's Temporal server, a
 // `dh worker` child on a scripted provider, and a store under a temp DH_HOME. Streaming, attach from a
-// second process, steer / inject / approve from other processes, interrupt, ls, and the error paths.
+// second process, steer / inject / approve from other processes, interrupt, ls, the agent catalog (agents ls,
+// run --agent) and a session's overrides (set), and the error paths.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ListedAgent } from '../../src/agents/agent-catalog.js';
 import { approvalShortId } from '../../src/core/index.js';
 import type { ScriptedProvider } from '../../src/scripted-provider/start-scripted-provider.js';
 import { SqliteSessionStore } from '../../src/stores/sqlite-session-store.js';
@@ -46,6 +48,7 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
           { match: { lastUserContains: 'LATE' }, text: 'Steered and done.' },
           { match: { lastUserContains: 'interrupt-task' }, text: SLOW, chunkSize: 2, chunkDelayMs: 300 },
           { match: { lastUserContains: 'ctrl-c-task' }, text: SLOW, chunkSize: 2, chunkDelayMs: 300 },
+          { match: { lastUserContains: 'agent-task' }, text: 'Agent answer.', repeat: 5 },
         ],
       },
       { DH_APPROVAL_ASK: 'write_file' },
@@ -226,6 +229,97 @@ describe('dh run / attach / steer / inject / approve / interrupt / ls on a live 
     expect(r.code, show(r)).toBe(3);
     expect(r.stderr).toMatch(/interrupting the turn/);
     expect(r.stderr).toMatch(/■ turn 1 ended: aborted/);
+  });
+
+  it("agents ls lists the worker's agents; run --agent starts a session on one and refuses others", async () => {
+    const queue = stack.env.DH_TASK_QUEUE as string;
+    const [listed, table, elsewhere, unknown] = await Promise.all([
+      dh(['agents', 'ls', '--json'], stack.env),
+      dh(['agents', 'ls'], stack.env),
+      dh(['agents', 'ls', '--task-queue', 'nobody-serves-this'], stack.env),
+      dh(['run', '--agent', 'nobody', 'agent-task: hello'], stack.env),
+    ]);
+    expect(listed.code, show(listed)).toBe(0);
+    const agents = JSON.parse(listed.stdout) as ListedAgent[];
+    expect(agents).toEqual([
+      expect.objectContaining({ taskQueue: queue, name: 'default', default: true, model: TEST_MODEL, workers: 1 }),
+    ]);
+    expect(agents[0]?.tools).toContain('write_file');
+    expect(table.code, show(table)).toBe(0);
+    expect(table.stdout.split('\n')[0]).toMatch(
+      /^TASK QUEUE\s+AGENT\s+VERSION\s+DEFAULT\s+MODEL\s+TOOLS\s+WORKERS\s+LAST SEEN$/,
+    );
+    expect(table.stdout).toMatch(new RegExp(`\\bdefault\\s+${agents[0]?.version}\\s+yes\\s+${TEST_MODEL}\\s`));
+    expect(elsewhere.code, show(elsewhere)).toBe(0);
+    expect(elsewhere.stdout).toMatch(
+      /^no live worker on task queue "nobody-serves-this" has published its agents .*dh worker --agents \.\/agents\.ts\n$/,
+    );
+    // Refused before anything is sent: no session (the ls test below counts them).
+    expect(unknown.code, show(unknown)).toBe(2);
+    expect(unknown.stderr).toBe(
+      `dh: no live worker on task queue "${queue}" serves the agent "nobody"; they serve default (dh agents ls)\n`,
+    );
+
+    const run = await dh(['run', '--agent', 'default', 'agent-task: hello'], stack.env);
+    expect(run.code, show(run)).toBe(0);
+    const sessionId = /dh: session (\S+) /.exec(run.stderr)?.[1] as string;
+    sessions.push(sessionId);
+    const other = await dh(['run', '--agent', 'reviewer', '--session', sessionId, 'agent-task: more'], stack.env);
+    expect(other.code, show(other)).toBe(2);
+    expect(other.stderr).toMatch(/runs the agent "default", and a session keeps the agent it started with/);
+    const store = SqliteSessionStore.open(join(stack.home, 'sessions.db'));
+    try {
+      expect((await store.read(sessionId))[0]).toMatchObject({ type: 'session/start', agent: { name: 'default' } });
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("set merges overrides over those in force, says when nothing changed, prints the worker's refusal", async () => {
+    const sessionId = sessions.at(-1) as string;
+    const set = await dh(
+      ['set', sessionId, '--temperature', '0.5', '--system-append', 'Answer in one line.'],
+      stack.env,
+    );
+    expect(set.code, show(set)).toBe(0);
+    expect(set.stdout).toBe(
+      `set: the overrides of ${sessionId} in force from its next step:\n` +
+        '  temperature    0.5\n  system append  "Answer in one line."\n',
+    );
+    const [again, refused, nothing] = await Promise.all([
+      dh(['set', sessionId, '--temperature', '0.5', '--json'], stack.env),
+      dh(['set', sessionId, '--tools', 'no_such_tool'], stack.env),
+      dh(['set', sessionId], stack.env),
+    ]);
+    expect(again.code, show(again)).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual({
+      sessionId,
+      changed: false,
+      overrides: { temperature: 0.5, systemAppend: 'Answer in one line.' },
+    });
+    expect(refused.code, show(refused)).toBe(1);
+    expect(refused.stderr).toMatch(/^dh: the agent "default" has no tool "no_such_tool"; its tools are \S/);
+    expect(nothing.code, show(nothing)).toBe(2);
+
+    // The next step's request has them.
+    const next = await dh(['run', '--session', sessionId, 'agent-task: again'], stack.env);
+    expect(next.code, show(next)).toBe(0);
+    const sent = provider.requests().findLast((q) => q.body.includes('agent-task: again'));
+    const body = JSON.parse(sent?.body ?? '{}') as { temperature?: number; messages?: unknown[] };
+    expect(body.temperature).toBe(0.5);
+    expect(JSON.stringify(body.messages?.[0])).toContain('Answer in one line.');
+    const store = SqliteSessionStore.open(join(stack.home, 'sessions.db'));
+    try {
+      const logged = (await store.read(sessionId)).filter((e) => e.type === 'agent/overrides');
+      expect(logged).toEqual([
+        expect.objectContaining({
+          source: 'cli',
+          overrides: { temperature: 0.5, systemAppend: 'Answer in one line.' },
+        }),
+      ]);
+    } finally {
+      await store.close();
+    }
   });
 
   it('ls lists the sessions with their status from Temporal; close completes one', async () => {

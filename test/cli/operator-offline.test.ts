@@ -68,7 +68,7 @@ describe('operator commands offline', { timeout: 120_000 }, () => {
     expect(human.code, describeRun(human)).toBe(0);
     const lines = human.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(events.length);
-    expect(lines[0]).toMatch(/^\s+0 \S+ \S+ session\/start\s+session s-clean \(format v1\)$/);
+    expect(lines[0]).toMatch(/^\s+0 \S+ \S+ session\/start\s+session s-clean \(format v2\)$/);
     expect(human.stdout).toContain('request/sent       1.2 ');
     expect(human.stdout).toContain('tool/result        1.1 read_file call_1_1_0 ok: ');
 

@@ -3,6 +3,7 @@
 // the live SSE stream, every action, and errors answered as the API defines them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type {
+  AgentList,
   SessionDetail,
   SessionEvents,
   SessionList,
@@ -11,6 +12,7 @@ import type {
   ApiError,
 } from '../../src/console/console-api.js';
 import type { ConsoleServer } from '../../src/console/console-server.js';
+import { SqliteAgentCatalog } from '../../src/agents/sqlite-agent-catalog.js';
 import { approvalShortId, type SessionEvent } from '../../src/core/index.js';
 import { approvalPolicyPlugin } from '../../src/plugins/basic-plugins.js';
 import type { Plugin } from '../../src/plugins/plugin.js';
@@ -49,6 +51,7 @@ describe('web console API on the real stack', () => {
       context.sessionId === 'console-switch' && context.turn >= 2 ? { ...config, model: TEST_MODEL_2 } : config,
   };
   const api = (path: string) => call(server.url, path);
+  const catalog = SqliteAgentCatalog.open(':memory:');
 
   beforeAll(async () => {
     h = await startHarness({
@@ -70,7 +73,21 @@ describe('web console API on the real stack', () => {
       tools: [echoTool, failTool],
       plugins: [liveStreamPlugin(channel), approvalPolicyPlugin({ ask: ['fail'] }), switchModel],
     });
-    server = await startTestConsole(h, channel);
+    // Two workers' entries in a catalog of this process's own (the worker publishing is the catalog tests').
+    await catalog.publish({ taskQueue: h.taskQueue, hostId: 'host-a', pid: 1, instanceId: 'w1' }, [
+      {
+        name: 'coder',
+        version: '111111111111',
+        description: 'writes code',
+        model: TEST_MODEL,
+        tools: ['echo'],
+        isDefault: true,
+      },
+    ]);
+    await catalog.publish({ taskQueue: 'other-queue', hostId: 'host-b', pid: 2, instanceId: 'w2' }, [
+      { name: 'coder', version: '222222222222', model: TEST_MODEL_2, tools: [], isDefault: false },
+    ]);
+    server = await startTestConsole(h, channel, { agents: catalog });
     const first = await h.start('console-first');
     await first.signal(followupSignal, { content: 'first task' });
     await waitForTurnEnd(h.store, 'console-first', 1);
@@ -82,6 +99,7 @@ describe('web console API on the real stack', () => {
   }, 90_000);
   afterAll(async () => {
     await server?.close();
+    await catalog.close();
     await h?.stop();
   });
 
@@ -99,6 +117,33 @@ describe('web console API on the real stack', () => {
     );
     const none = (await api('/api/sessions?status=closed')).body as SessionList;
     expect(none.sessions.map((s) => s.sessionId)).not.toContain('console-first');
+  });
+
+  it('lists the agents live workers serve, every queue or one', async () => {
+    const all = await api('/api/agents');
+    expect(all.status).toBe(200);
+    const list = all.body as AgentList;
+    expect(list.ttlMs).toBe(catalog.ttlMs);
+    // By task queue, then name.
+    expect(list.agents.map((a) => `${a.taskQueue}@${a.version}`)).toEqual(
+      [`${h.taskQueue}@111111111111`, 'other-queue@222222222222'].sort(),
+    );
+    const mine = (await api(`/api/agents?taskQueue=${encodeURIComponent(h.taskQueue)}`)).body as AgentList;
+    expect(mine.agents).toEqual([
+      {
+        taskQueue: h.taskQueue,
+        name: 'coder',
+        version: '111111111111',
+        description: 'writes code',
+        model: TEST_MODEL,
+        tools: ['echo'],
+        default: true,
+        workers: 1,
+        lastSeenAt: expect.any(Number) as number,
+      },
+    ]);
+    const bad = await api('/api/agents?taskQueue=');
+    expect([bad.status, (bad.body as ApiError).error.code]).toEqual([400, 'INVALID_PAYLOAD']);
   });
 
   it("answers a session's detail with the workflow's state", async () => {

@@ -2,11 +2,14 @@
 // Temporal client, an in-process delta channel the worker's live-stream plugin publishes to), fetch
 // wrappers, and an SSE reader.
 import { SessionClient } from '../../src/client/session-client.js';
+import type { ConsoleDeps } from '../../src/console/console-app.js';
 import { startConsoleServer, type ConsoleServer } from '../../src/console/console-server.js';
 import type { DeltaChannel } from '../../src/streaming/delta-channel.js';
 import type { Harness } from '../helpers/session-harness.js';
 
 export interface ConsoleOptions {
+  /** The agent catalog GET /api/agents lists (default: none). */
+  readonly agents?: ConsoleDeps['agents'];
   readonly host?: string;
   readonly token?: string | null;
   readonly uiDir?: string;
@@ -19,6 +22,7 @@ export function startTestConsole(
 ): Promise<ConsoleServer> {
   return startConsoleServer({
     store: h.store,
+    ...(options.agents !== undefined ? { agents: options.agents } : {}),
     channel,
     sessions: new SessionClient(h.client, { taskQueue: h.taskQueue, timeoutMs: 10_000 }),
     derive: { profile: h.profile },

@@ -191,6 +191,7 @@ describe('console route errors', () => {
         request: () => send('/api/sessions/errs-done/fork', { atSeq: 1, as: 'errs-closed' }),
       },
       { route: 'evalRun', code: 'INVALID_PAYLOAD', request: () => api('/api/evals/not%20an%20id') },
+      { route: 'agents', code: 'INVALID_PAYLOAD', request: () => api('/api/agents?taskQueue=%00') },
       { route: 'evalRun', code: 'EVAL_NOT_FOUND', request: () => api('/api/evals/no-such-run') },
     ];
     // Every declared code has a case: a route cannot declare a refusal nobody has seen it give.

@@ -1,14 +1,15 @@
 // The console API against its own OpenAPI document, judged by Schemathesis (an OpenAPI fuzzer nobody here
 // wrote): every check, a fixed seed, a cap on examples per operation and on time, against the real stack
 // (Temporal dev server, an in-process worker, the scripted provider, a SQLite store) with sessions in it (an
-// idle one with tool calls, one waiting for approval, a closed one) and a completed `dh eval` run. Schemathesis
-// draws ids from those most of the time, so routes answer from real logs and workflows as well as 404 for ids
-// nobody has.
+// idle one with tool calls, one waiting for approval, a closed one), a completed `dh eval` run and a worker's
+// agents in the agent catalog. Schemathesis draws ids from those most of the time, so routes answer from real
+// logs and workflows as well as 404 for ids nobody has.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { SqliteAgentCatalog } from '../../src/agents/sqlite-agent-catalog.js';
 import { SessionClient } from '../../src/client/session-client.js';
 import { startConsoleServer, type ConsoleServer } from '../../src/console/console-server.js';
 import { approvalShortId } from '../../src/core/index.js';
@@ -157,6 +158,7 @@ describe('the console API as its OpenAPI document says (Schemathesis)', () => {
   let server: ConsoleServer;
   const dir = mkdtempSync(join(tmpdir(), 'dh-schemathesis-'));
   const channel = new MemoryDeltaChannel();
+  const agents = SqliteAgentCatalog.open(':memory:');
 
   beforeAll(async () => {
     h = await startHarness({
@@ -179,9 +181,14 @@ describe('the console API as its OpenAPI document says (Schemathesis)', () => {
       tools: [echoTool, failTool],
       plugins: [liveStreamPlugin(channel), approvalPolicyPlugin({ ask: ['fail'] })],
     });
+    // A worker's agents in the catalog GET /api/agents lists.
+    await agents.publish({ taskQueue: h.taskQueue, hostId: 'fz-host', pid: 1, instanceId: 'fz-worker' }, [
+      { name: 'fz-agent', version: '0123456789ab', model: 'm', tools: ['echo', 'fail'], isDefault: true },
+    ]);
     // Updates wait for the workflow: on a busy machine longer than the usual test console's 10 s.
     server = await startConsoleServer({
       store: h.store,
+      agents,
       channel,
       sessions: new SessionClient(h.client, { taskQueue: h.taskQueue, timeoutMs: 60_000 }),
       derive: { profile: h.profile },
@@ -223,6 +230,7 @@ describe('the console API as its OpenAPI document says (Schemathesis)', () => {
   }, 180_000);
   afterAll(async () => {
     await server?.close();
+    await agents.close();
     await evalWorker?.stop();
     await h?.stop();
     rmSync(dir, { recursive: true, force: true });

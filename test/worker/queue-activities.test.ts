@@ -43,7 +43,15 @@ describe('session worker registrations', () => {
         worker.workers.map((w) => [w.options.taskQueue, [...w.options.activities.keys()].sort()]),
       );
       expect(registered).toEqual({
-        [taskQueue]: ['appendInbox', 'closeStep', 'closeTurn', 'modelStep', 'openSession', 'toolStep'],
+        [taskQueue]: [
+          'appendInbox',
+          'closeStep',
+          'closeTurn',
+          'configureSession',
+          'modelStep',
+          'openSession',
+          'toolStep',
+        ],
         // A `dh eval` run's steps are model calls too: they take the model queue's slots.
         [`${taskQueue}-model`]: ['compact', 'evalStep', 'modelStep'],
         [`${taskQueue}-model-host-h1`]: ['compact', 'evalStep', 'modelStep'],

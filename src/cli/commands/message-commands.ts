@@ -1,7 +1,8 @@
-// `dh send`, `dh steer`, `dh inject`, `dh interrupt`, `dh approve`, `dh close`: one message to a running
-// session each, acknowledged (update) or fire-and-forget (signal), then exit.
+// `dh send`, `dh steer`, `dh inject`, `dh interrupt`, `dh approve`, `dh close`, `dh set`, `dh compact`: one
+// message to a running session each, acknowledged (update) or fire-and-forget (signal), then exit.
 import { Option, type Command } from 'commander';
 import type { ApproveOptions, MessageOptions, ReasonedAction, SendOptions } from './message-actions.js';
+import type { SetOptions } from './set-action.js';
 
 // Loaded on use (message-actions.ts): `dh --help` and the other commands do not pay for their imports.
 const actions = () => import('./message-actions.js');
@@ -90,6 +91,26 @@ export function registerMessageCommands(program: Command): void {
     act: (ctx, sessionId, reason) => ctx.sessions.close(sessionId, reason),
     done: (sessionId) => `close sent to ${sessionId}`,
   });
+
+  program
+    .command('set')
+    .description(
+      "set a session's overrides of its agent (from its next step): merged over those in force unless --clear; " +
+        'the worker refuses a model its endpoint does not serve or a tool the agent lacks',
+    )
+    .argument('<session>', 'session id')
+    .option('--model <id>', 'the model its requests name')
+    .option('--temperature <t>', 'sampling temperature (0-2)')
+    .option('--max-tokens <n>', "the answer's output limit")
+    .option('--system <text>', "replaces the agent's instructions")
+    .option('--system-file <file>', 'as --system, read from a file')
+    .option('--system-append <text>', 'added after the instructions')
+    .option('--tools <names>', "only these of the agent's tools, comma-separated")
+    .option('--clear', 'start from no overrides (alone: drop them all)')
+    .option('--json', 'print {sessionId, overrides, changed} as JSON')
+    .action((session: string, options: SetOptions) =>
+      import('./set-action.js').then((a) => a.setCommand(session, options)),
+    );
 
   program
     .command('compact')

@@ -12,6 +12,9 @@ import { LiveRenderer } from '../live/live-renderer.js';
 import { writeFrameLine } from '../live/frame-line.js';
 import { parsePosition, type StreamPosition } from '../../streaming/stream-position.js';
 import { warnWithoutWorker } from '../worker-warning.js';
+import { refuseUnservedAgent } from '../served-agents.js';
+import { loggedAgent } from '../../agents/agent-directory.js';
+import { AgentName } from '../../core/index.js';
 
 /** A new session id: sortable by creation time, unique enough for one user's sessions. */
 export function newSessionId(now = new Date()): string {
@@ -31,6 +34,8 @@ function traceTiming(label: string): void {
 
 export interface RunOptions {
   session?: string;
+  /** The agent a new session runs. */
+  agent?: string;
   json?: boolean;
   jsonl?: boolean;
   source: string;
@@ -49,6 +54,7 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
   const messageId = `cli-${randomUUID()}`;
   const payload = MessageSignalPayload.safeParse({ content: textArg(task), messageId, source: options.source });
   if (!payload.success) throw usageError(`invalid task: ${payload.error.issues[0]?.message ?? 'invalid'}`);
+  const agent = options.agent !== undefined ? agentArg(options.agent) : undefined;
 
   const ctx = await openCliContext();
   const channel = openDeltaChannel(ctx.config.store);
@@ -57,6 +63,11 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
   let watching: Promise<void> = Promise.resolve();
   try {
     if (options.session !== undefined) await refuseClosed(ctx, sessionId);
+    if (agent !== undefined) {
+      // Both before anything is sent: a session keeps its agent, and a name no worker serves would only fail there.
+      if (options.session !== undefined) await refuseOtherAgent(ctx, sessionId, agent);
+      await refuseUnservedAgent(ctx.config.store, ctx.stack.taskQueue, agent);
+    }
     const fromSeq = await ctx.store.head(sessionId).catch(() => 0);
     const renderer = quiet(options) ? null : new LiveRenderer({ sessionId, hideMessageIds: new Set([messageId]) });
     process.stderr.write(`dh: session ${sessionId} (watch it elsewhere: dh attach ${sessionId})\n`);
@@ -65,6 +76,7 @@ export const runCommand = cliAction(async (task: string, options: RunOptions) =>
       start: true,
       messageId,
       source: options.source,
+      ...(agent !== undefined ? { agent } : {}),
     });
 
     const detach = new AbortController();
@@ -172,6 +184,31 @@ function finish(
     renderer.note(`✓ turn ${result.turn ?? '?'} completed · ${result.steps} step(s) · ${tokens} tokens`);
   }
   return result.reason !== null ? exitCodeForTurn(result.reason) : ExitCode.Ok;
+}
+
+/** An `--agent` value: a name as agents are named, or a usage error. */
+function agentArg(name: string): string {
+  const parsed = AgentName.safeParse(name);
+  if (!parsed.success) throw usageError(`--agent "${name}": ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return parsed.data;
+}
+
+/** `--agent` on an existing session: only the agent it already runs (its log's `session/start` names it). */
+async function refuseOtherAgent(ctx: CliContext, sessionId: string, agent: string): Promise<void> {
+  const events = await ctx.store.read(sessionId).catch(() => []);
+  if (events.length === 0 && !(await workflowExists(ctx, sessionId))) return;
+  const runs = loggedAgent(events)?.name;
+  if (runs === agent) return;
+  const which =
+    runs !== undefined
+      ? `runs the agent "${runs}"`
+      : events.length > 0
+        ? "runs the workers' default agent"
+        : 'exists already';
+  throw usageError(
+    `session "${sessionId}" ${which}, and a session keeps the agent it started with: drop --agent, or start a ` +
+      `new session with dh run --agent ${agent} "<task>"`,
+  );
 }
 
 /** A session whose workflow has completed takes no more tasks through `run`. */

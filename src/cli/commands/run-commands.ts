@@ -13,6 +13,10 @@ export function registerRunCommands(program: Command): void {
     .argument('<task>', 'the task ("-" reads it from stdin)')
     .option('--session <id>', 'continue this session instead of starting a new one')
     .option('--source <name>', 'who sends the task (recorded in the log)', 'cli')
+    .option(
+      '--agent <name>',
+      "the agent a new session runs (one a live worker serves: dh agents ls); default: the workers' default agent",
+    )
     .option('--json', 'print the outcome as JSON at the end instead of streaming')
     .option('--jsonl', 'print every stream frame as a JSON line with its position (resume with dh attach --from)')
     .action((task: string, options: RunOptions) => actions().then((a) => a.runCommand(task, options)));

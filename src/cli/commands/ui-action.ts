@@ -9,6 +9,7 @@ import { loadOrCreateUiToken } from '../../console/ui-token.js';
 import { DhError } from '../../core/index.js';
 import { AttachmentStore, attachmentRoot } from '../../stores/attachment-store.js';
 import { openDeltaChannel } from '../../streaming/open-delta-channel.js';
+import { openAgentCatalog } from '../../agents/open-agent-catalog.js';
 import { cliAction } from '../cli-action.js';
 import { MISSING_API_KEY, openCliContext, type CliContext } from '../cli-context.js';
 import { untilSignal } from '../server-command-helpers.js';
@@ -24,12 +25,18 @@ export const uiCommand = cliAction(async (options: UiCommandOptions) => {
   const channel = openDeltaChannel(ctx.config.store, {
     onError: (error) => void process.stderr.write(`dh: live channel: ${String(error)}\n`),
   });
+  const agents = await openAgentCatalog(ctx.config.store).catch(async (error: unknown) => {
+    await channel.close();
+    await ctx.close();
+    throw error;
+  });
   try {
     const token = isLoopbackHost(options.host) ? null : loadOrCreateUiToken(ctx.config.home);
     const profile = configuredProfile(ctx.config);
     const attachments = new AttachmentStore(attachmentRoot(ctx.config));
     const server = await startConsoleServer({
       store: ctx.store,
+      agents,
       channel,
       sessions: ctx.sessions,
       uiDir: CONSOLE_UI_DIR,
@@ -59,6 +66,7 @@ export const uiCommand = cliAction(async (options: UiCommandOptions) => {
     await stop;
     await server.close();
   } finally {
+    await agents.close();
     await channel.close();
     await ctx.close();
   }
