@@ -2,7 +2,6 @@
 // host's model queue and the shared one (model steps, one concurrency cap for both) and this host's tool queue
 // (tool steps run where the session's workspace lives).
 import { hostname } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createSessionActivities } from '../activities/session-activities.js';
@@ -23,6 +22,7 @@ import {
   workflowTracingSinks,
 } from '../observability/workflow-tracing.js';
 import { cachedSessionWorkflowBundle } from '../local-stack/workflow-bundle-cache.js';
+import { sessionWorkflowsPath } from '../local-stack/bundle-workflows.js';
 import { hostModelTaskQueue, hostTaskQueue, modelTaskQueue } from '../shared/task-queues.js';
 import { ModelCallSlots } from './model-call-slots.js';
 
@@ -196,7 +196,7 @@ async function workflowCodeFor(
     converter?.payloadConverterPath !== undefined ||
     converter?.failureConverterPath !== undefined
   ) {
-    return { workflowsPath: fileURLToPath(new URL('../workflows/index.ts', import.meta.url)) };
+    return { workflowsPath: sessionWorkflowsPath() };
   }
   const cached = await cachedSessionWorkflowBundle({
     tracing: options.telemetry !== undefined,

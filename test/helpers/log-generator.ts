@@ -169,7 +169,9 @@ export class LogDriver {
         header: {
           ...header(this.#headerVersion),
           ...(this.#agent
-            ? { agent: { ...this.#agent, ...(this.#overridesId !== undefined ? { overrides: this.#overridesId } : {}) } }
+            ? {
+                agent: { ...this.#agent, ...(this.#overridesId !== undefined ? { overrides: this.#overridesId } : {}) },
+              }
             : {}),
         },
       });
