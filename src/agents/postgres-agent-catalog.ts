@@ -2,7 +2,7 @@
 // the database's clock, so a worker whose clock runs behind is not listed as gone (nor a dead one as alive).
 import { createRequire } from 'node:module';
 import type pg from 'pg';
-import { inTransaction } from '../stores/pg-transaction.js';
+import { createSchemaUnderLock, inTransaction } from '../stores/pg-transaction.js';
 import {
   AGENT_CATALOG_TTL_MS,
   groupCatalogRows,
@@ -71,15 +71,7 @@ export class PostgresAgentCatalog implements AgentCatalog {
     // A bounded wait for a connection: a worker's close() waits for a refresh in flight, never for ever.
     const pool = new Pool({ connectionString, max: options.poolSize ?? 2, connectionTimeoutMillis: 10_000 });
     pool.on('error', () => {}); // a dead idle connection is replaced on the next checkout
-    try {
-      await inTransaction(pool, async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [SCHEMA_LOCK_KEY]);
-        await client.query(SCHEMA);
-      });
-    } catch (error) {
-      await pool.end();
-      throw error;
-    }
+    await createSchemaUnderLock(pool, SCHEMA_LOCK_KEY, SCHEMA);
     return new PostgresAgentCatalog(pool, options.ttlMs ?? AGENT_CATALOG_TTL_MS);
   }
 

@@ -1,7 +1,8 @@
 // The agent catalog of a SQLite store, in a `.agents.db` file beside it (as the limiter and the live deltas keep
 // theirs): rows every worker rewrites every few seconds stay out of the session store's write lock, its schema
 // and its backups. Every worker process of the host and every `dh` command open the same file.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqliteSideFile } from '../stores/sqlite-side-file.js';
 import {
   AGENT_CATALOG_TTL_MS,
   groupCatalogRows,
@@ -99,17 +100,8 @@ export class SqliteAgentCatalog implements AgentCatalog {
 
   /** Opens (creating if needed) the catalog file at `path`; `:memory:` is one process's own. */
   static open(path: string, options: AgentCatalogOptions = {}): SqliteAgentCatalog {
-    const db = new Database(path);
-    try {
-      db.pragma('busy_timeout = 10000');
-      db.pragma('journal_mode = WAL');
-      // Rows are rewritten every refresh: one lost to a crash is back within seconds, not worth an fsync.
-      db.pragma('synchronous = NORMAL');
-      db.exec(SCHEMA);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    // Rows are rewritten every refresh: one lost to a crash is back within seconds, not worth an fsync.
+    const db = openSqliteSideFile(path, SCHEMA);
     return new SqliteAgentCatalog(db, options.ttlMs ?? AGENT_CATALOG_TTL_MS);
   }
 

@@ -3,7 +3,7 @@
 // reservations), and time is the database's clock, so workers with skewed clocks still pace as one.
 import { createRequire } from 'node:module';
 import type pg from 'pg';
-import { inTransaction } from '../stores/pg-transaction.js';
+import { createSchemaUnderLock, inTransaction } from '../stores/pg-transaction.js';
 import { block, IDLE_CLOCK, nextGo, reserve, settleTokens, startOf, type BucketClock } from './gcra.js';
 import type { BucketDraw, LimiterStore, SpendHold } from './limiter-store.js';
 
@@ -68,15 +68,7 @@ export class PostgresLimiterStore implements LimiterStore {
     const Pool = loadPg().Pool;
     const pool = new Pool({ connectionString, max: options.poolSize ?? 4 });
     pool.on('error', () => {}); // a dead idle connection is replaced on the next checkout
-    try {
-      await inTransaction(pool, async (client) => {
-        await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [SCHEMA_LOCK_KEY]);
-        await client.query(SCHEMA);
-      });
-    } catch (error) {
-      await pool.end();
-      throw error;
-    }
+    await createSchemaUnderLock(pool, SCHEMA_LOCK_KEY, SCHEMA);
     return new PostgresLimiterStore(pool);
   }
 

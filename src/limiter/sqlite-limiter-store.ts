@@ -1,6 +1,7 @@
 // The limiter's state in a SQLite file next to the session store, shared by every worker process on the
 // host: each operation is one IMMEDIATE transaction, so two processes never interleave a read and its write.
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqliteSideFile } from '../stores/sqlite-side-file.js';
 import { block, IDLE_CLOCK, nextGo, reserve, settleTokens, startOf, type BucketClock } from './gcra.js';
 import type { BucketDraw, LimiterStore, SpendHold } from './limiter-store.js';
 
@@ -174,18 +175,9 @@ export class SqliteLimiterStore implements LimiterStore {
 
   /** Opens (creating if needed) the limiter file at `path`; `now` is for tests of the arithmetic. */
   static open(path: string, now: () => number = Date.now): SqliteLimiterStore {
-    const db = new Database(path);
-    try {
-      db.pragma('busy_timeout = 10000');
-      db.pragma('journal_mode = WAL');
-      // The clocks are advisory: a crash that loses the last reservations only lets a few calls through early,
-      // which the provider's own answer (429 + retry-after) then corrects. Not worth an fsync per call.
-      db.pragma('synchronous = NORMAL');
-      db.exec(SCHEMA);
-    } catch (error) {
-      db.close();
-      throw error;
-    }
+    // The clocks are advisory: a crash that loses the last reservations only lets a few calls through early,
+    // which the provider's own answer (429 + retry-after) then corrects. Not worth an fsync per call.
+    const db = openSqliteSideFile(path, SCHEMA);
     return new SqliteLimiterStore(db, now);
   }
 
