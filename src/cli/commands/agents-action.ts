@@ -2,6 +2,7 @@
 import { openAgentCatalog } from '../../agents/open-agent-catalog.js';
 import type { ListedAgent } from '../../agents/agent-catalog.js';
 import { cliAction } from '../cli-action.js';
+import { textTable } from '../text-table.js';
 import { loadCliConfig } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
 import { noLiveAgentsLine } from '../served-agents.js';
@@ -47,15 +48,7 @@ export const agentsLsCommand = cliAction(async (options: AgentsLsOptions) => {
       `${Math.max(0, Math.round((now - a.lastSeenAt) / 1000))}s ago`,
     ]),
   ];
-  const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
-  for (const row of table) {
-    process.stdout.write(
-      `${row
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd()}\n`,
-    );
-  }
+  for (const line of textTable(table)) process.stdout.write(`${line}\n`);
 });
 
 function toolsCell(tools: readonly string[]): string {

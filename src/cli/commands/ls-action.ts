@@ -9,6 +9,7 @@ import type { SessionSummary } from '../../stores/session-store.js';
 import { openStoreOnly } from '../cli-context.js';
 import { usageError } from '../exit-codes.js';
 import { cliAction } from '../cli-action.js';
+import { textTable } from '../text-table.js';
 import { clientDataConverter } from '../../codec/aes-gcm-codec.js';
 import { sessionTree } from '../../operations/session-tree.js';
 import { listCursorOf, parseListCursor } from '../../stores/list-order.js';
@@ -78,15 +79,7 @@ export const lsCommand = cliAction(
         parentColumn(r),
       ]),
     ];
-    const widths = table[0]?.map((_, i) => Math.max(...table.map((row) => (row[i] ?? '').length))) ?? [];
-    for (const row of table) {
-      process.stdout.write(
-        `${row
-          .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-          .join('  ')
-          .trimEnd()}\n`,
-      );
-    }
+    for (const line of textTable(table)) process.stdout.write(`${line}\n`);
     if (next !== null) process.stdout.write(`more: dh ls --limit ${limit} --after ${next}\n`);
     if (statuses === null) {
       process.stderr.write(

@@ -2,6 +2,7 @@
 // tokens, cost and latency, recorded → candidate, and the judges), then the run's totals and what was not sent.
 import type { EvalReport, EvalStepReport } from '../../eval/eval-report.js';
 import type { NumberPair } from '../../eval/step-diff.js';
+import { textTable } from '../text-table.js';
 
 export function renderEvalReport(report: EvalReport): string {
   const lines: string[] = [];
@@ -34,7 +35,7 @@ export function renderEvalReport(report: EvalReport): string {
       ],
       ...answered.map((s) => stepRow(s, judges, report.mode === 'continue')),
     ];
-    lines.push(...table(rows), '');
+    lines.push(...textTable(rows), '');
   }
   const t = report.totals;
   if (t.steps > 0) {
@@ -104,16 +105,6 @@ function stepRow(s: EvalStepReport, judges: readonly string[], continued: boolea
 function pair(p: NumberPair, show: (value: number) => string): string {
   const side = (v: number | null) => (v === null ? '-' : show(v));
   return `${side(p.source)}→${side(p.candidate)}`;
-}
-
-function table(rows: readonly string[][]): string[] {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
-  return rows.map((r) =>
-    r
-      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-      .join('  ')
-      .trimEnd(),
-  );
 }
 
 function usd(value: number): string {
