@@ -132,30 +132,31 @@ export function defineAgent(definition: AgentDefinition): Agent {
  * run-again flags), what decides over calls (policy, plugin names), limits, compaction and the revision label.
  */
 export function agentVersion(agent: Omit<Agent, 'version'>): string {
-  const canonical = canonicalJson(
-    JSON.parse(
-      JSON.stringify({
-        name: agent.name,
-        description: agent.description,
-        instructions: agent.instructions,
-        model: agent.model,
-        temperature: agent.temperature,
-        maxTokens: agent.maxTokens,
-        tools: agent.tools.map((tool) => ({
-          schema: tool.schema,
-          idempotent: tool.idempotent,
-          readOnly: tool.readOnly,
-          quick: tool.quick,
-          concurrencySafe: tool.concurrencySafe,
-        })),
-        plugins: agent.plugins.map((plugin) => [plugin.name, plugin.policyVersion]),
-        policy: agent.policy,
-        limits: agent.limits,
-        compaction: agent.compaction,
-        revision: agent.revision,
-      }),
-    ),
-  );
+  return versionDigest({
+    name: agent.name,
+    description: agent.description,
+    instructions: agent.instructions,
+    model: agent.model,
+    temperature: agent.temperature,
+    maxTokens: agent.maxTokens,
+    tools: agent.tools.map((tool) => ({
+      schema: tool.schema,
+      idempotent: tool.idempotent,
+      readOnly: tool.readOnly,
+      quick: tool.quick,
+      concurrencySafe: tool.concurrencySafe,
+    })),
+    plugins: agent.plugins.map((plugin) => [plugin.name, plugin.policyVersion]),
+    policy: agent.policy,
+    limits: agent.limits,
+    compaction: agent.compaction,
+    revision: agent.revision,
+  });
+}
+
+/** An agent version: the first 12 hex digits of the sha256 of `value`'s canonical JSON (undefined fields dropped). */
+export function versionDigest(value: unknown): string {
+  const canonical = canonicalJson(JSON.parse(JSON.stringify(value)));
   return sha256Digest(canonical)
     .replace(/^sha256:/, '')
     .slice(0, 12);

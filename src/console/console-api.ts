@@ -6,6 +6,7 @@ import type { MessageOrigin, SessionEvent, StepCost, Usage, UserContent } from '
 import type { SessionStateView } from '../shared/session-messages.js';
 import type { EvalReport } from '../eval/eval-report.js';
 import type { EvalProgress } from '../shared/eval-contracts.js';
+import type { ListedAgent } from '../agents/agent-catalog.js';
 
 /** Every route, relative to the server's origin. `:id` is a session id; `:turn`/`:step` are numbers. */
 export const CONSOLE_ROUTES = {
@@ -68,20 +69,7 @@ export interface SessionList {
  * task queue, name and version (a rolling deploy shows both versions), by queue and name, newest version first.
  * A worker's entries leave the list when it closes, or `ttlMs` after it last refreshed them (killed).
  */
-export interface AgentListItem {
-  readonly taskQueue: string;
-  readonly name: string;
-  readonly version: string;
-  readonly description: string | null;
-  readonly model: string;
-  readonly tools: readonly string[];
-  /** At least one of its workers runs it for a session that names no agent. */
-  readonly default: boolean;
-  /** Live workers serving this version. */
-  readonly workers: number;
-  /** Epoch ms of its workers' latest refresh. */
-  readonly lastSeenAt: number;
-}
+export type AgentListItem = ListedAgent;
 export interface AgentList {
   readonly agents: readonly AgentListItem[];
   readonly ttlMs: number;

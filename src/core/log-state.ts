@@ -3,7 +3,7 @@
 import type { EventOf, InboxTarget, MessageOrigin, SessionEvent } from './events.js';
 import type { Message, UserContent } from './messages.js';
 import { LogStructureError } from './errors.js';
-import type { AgentOverrides, AgentRef } from './agent-fields.js';
+import type { AgentRef } from './agent-fields.js';
 
 export interface QueuedMessage {
   readonly messageId: string;
@@ -47,8 +47,6 @@ export class LogState {
   formatVersion: number | null = null;
   /** The agent `session/start` names (null: a version-1 log, which ran the default agent). */
   agent: AgentRef | null = null;
-  /** The latest `agent/overrides` (the set in force) and its seq; null: none logged. */
-  overrides: { readonly seq: number; readonly overrides: AgentOverrides } | null = null;
   parent: { sessionId: string; seedLength: number } | null = null;
   seedEnded = false;
   lastTurn = 0;
@@ -97,8 +95,7 @@ export class LogState {
         this.requireStepBeforeModel(event, fail);
         break;
       case 'agent/overrides':
-        this.overrides = { seq: event.seq, overrides: event.overrides };
-        break;
+        break; // no structural rule: it may land anywhere, even between a running step's rows
       case 'inbox/enqueue':
         if (this.seenMessageIds.has(event.messageId)) fail(`message id "${event.messageId}" was already enqueued`);
         this.seenMessageIds.add(event.messageId);
